@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build the simulated GPU host image: Debian bookworm booting systemd as PID 1.
+#
+# The image is rebuilt only when its recipe (this file) changes: the recipe's
+# hash is the image tag, so a second run finds the tag and returns at once.
+# Facts behind the recipe (shared/DESIGN.md): debootstrap minbase + systemd
+# boots under podman with --runtime runc --systemd=always.
+set -euo pipefail
+
+IMAGE_REPO="${DDTREE_TEST_IMAGE_REPO:-localhost/ddtree-sglang-testhost}"
+# Packages the simulated GPU host needs: systemd as init, python3 for Ansible
+# and the SGLang simulator, python3-requests for llm_probe, python3-venv and
+# pip for sglang_install, patch for ansible.posix.patch, ca-certificates so
+# pip inside the host trusts the registry through the mounted CA bundle.
+PACKAGES="systemd,systemd-sysv,python3,dbus,iproute2,procps,python3-requests,python3-venv,python3-pip,patch,ca-certificates"
+MIRROR="${DDTREE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+
+recipe_hash="$( { cat "$0"; echo "$PACKAGES"; } | sha256sum | cut -c1-12)"
+image="${IMAGE_REPO}:${recipe_hash}"
+
+if podman image exists "$image"; then
+    echo "$image"
+    exit 0
+fi
+
+rootfs="$(mktemp -d /var/tmp/ddtree-rootfs.XXXXXX)"
+trap 'rm -rf "$rootfs"' EXIT
+echo "building test host image $image (debootstrap, about a minute)" >&2
+debootstrap --variant=minbase --include="$PACKAGES" bookworm "$rootfs" "$MIRROR" >&2
+# A clean machine-id lets systemd generate one per container at boot.
+: > "$rootfs/etc/machine-id"
+# Units that cannot work in a container and only add noise to the journal.
+for unit in systemd-remount-fs.service getty.target console-getty.service; do
+    ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
+done
+tar -C "$rootfs" -c . | podman import --change 'CMD ["/sbin/init"]' - "$image" >&2
+podman tag "$image" "${IMAGE_REPO}:latest"
+echo "$image"
