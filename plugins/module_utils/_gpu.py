@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-smi parsing and the GPU -> class id identification table.
+
+One place answers "which GPU class is this host?": the ``gpu_facts`` module (on the
+managed host) and the ``gpu_class`` filter (on the controller) both call ``classify()`` /
+``identify()`` from here, so the two can never disagree.
+
+The class id selects a row of ``roles/sglang/vars/gpu_classes.yml`` (attention backend,
+memory fraction, CUDA graph sizes, ...). A test keeps the class ids of both files equal.
+
+Identification matches the marketing name that nvidia-smi prints, then cross-checks the
+compute capability and the memory size: a name pattern alone would, for example, put a
+96 GB GH200 into the 141 GB class and size its KV cache for memory it does not have.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import re
+from collections import namedtuple
+
+# The exact query the gpu_facts module runs; the field order is the parser's contract.
+QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap", "driver_version", "uuid")
+NVIDIA_SMI_ARGS = (
+    "--query-gpu=" + ",".join(QUERY_FIELDS),
+    "--format=csv,noheader,nounits",
+)
+
+# The inventory variable an operator sets when detection cannot decide (named in errors).
+OVERRIDE_VARIABLE = "sglang_gpu_class"
+
+GpuClass = namedtuple("GpuClass", ["id", "summary"])
+GpuRule = namedtuple("GpuRule", ["class_id", "pattern", "compute_cap", "memory_mib", "reason"])
+
+# Class ids, in the order docs and error messages list them. The summary says what the class
+# stands for; the settings themselves live in roles/sglang/vars/gpu_classes.yml.
+GPU_CLASSES = (
+    GpuClass("ampere_48g", "Ampere sm86, 48 GB GDDR6, PCIe (RTX A6000, A40)"),
+    GpuClass("ada_48g", "Ada Lovelace sm89, 48 GB GDDR6, PCIe (L40S, L40, RTX 6000 Ada)"),
+    GpuClass("hopper_80g", "Hopper sm90, 80-94 GB HBM (H100 SXM/PCIe/NVL, H800)"),
+    GpuClass("hopper_141g", "Hopper sm90, 141-144 GB HBM3e (H200, H200 NVL, GH200 144G)"),
+    GpuClass("blackwell_rtx_96g", "Blackwell sm120, 96 GB GDDR7, PCIe (RTX PRO 6000 Blackwell)"),
+    GpuClass("blackwell_dc_180g", "Blackwell sm100, 180 GB HBM3e (B200)"),
+)
+CLASS_IDS = tuple(c.id for c in GPU_CLASSES)
+
+# Identification rows, first match wins, so a more specific pattern comes before a broader
+# one of the same family. Patterns are matched case-insensitively with re.search against the
+# name nvidia-smi prints ("NVIDIA RTX A6000", "NVIDIA H100 80GB HBM3", ...).
+# memory_mib is the range memory.total (MiB, as nvidia-smi reports it: a little under the
+# marketing size, less with ECC on) may fall in for that model.
+GPU_RULES = (
+    GpuRule(
+        "ampere_48g",
+        r"\bRTX A6000\b",
+        "8.6",
+        (45000, 49500),
+        "RTX A6000: GA102, sm86, 48 GB GDDR6 (49140 MiB; 46068 MiB with ECC on). The ct129 host "
+        "of the field report (2x, PCIe, optional NVLink bridge).",
+    ),
+    GpuRule(
+        "ampere_48g",
+        r"\bA40\b",
+        "8.6",
+        (45000, 49500),
+        "A40: GA102, sm86, 48 GB GDDR6 with ECC (46068 MiB); the same silicon and memory as the RTX A6000.",
+    ),
+    GpuRule(
+        "ada_48g",
+        r"\bL40S?\b",
+        "8.9",
+        (45000, 49500),
+        "L40S and L40: AD102, sm89, 48 GB GDDR6 with ECC (46068 MiB). FP8 tensor cores, no FA3 kernels (sm90 only).",
+    ),
+    GpuRule(
+        "ada_48g",
+        r"\bRTX 6000 Ada\b",
+        "8.9",
+        (45000, 49500),
+        "RTX 6000 Ada Generation: AD102, sm89, 48 GB GDDR6 (49140 MiB). Not to be confused with the "
+        "Quadro RTX 6000 (Turing, 24 GB), whose name lacks 'Ada'.",
+    ),
+    GpuRule(
+        "hopper_80g",
+        r"\bH100\b",
+        "9.0",
+        (79000, 96000),
+        "H100 SXM5/PCIe 80GB (81559 MiB) and H100 NVL (94 GB, 95830 MiB): GH100, sm90. The NVL's "
+        "extra 14 GB is headroom for settings sized for 80 GB.",
+    ),
+    GpuRule(
+        "hopper_80g",
+        r"\bH800\b",
+        "9.0",
+        (79000, 82000),
+        "H800 (SXM/PCIe): the export variant of the H100 80GB, same sm90 and memory, less NVLink bandwidth.",
+    ),
+    GpuRule(
+        "hopper_141g",
+        r"\bGH200\b",
+        "9.0",
+        (139000, 150000),
+        "GH200 141/144 GB HBM3e variants: the Hopper die of a Grace Hopper superchip, sm90. The 96 GB "
+        "HBM3 GH200 fails the memory cross-check on purpose: it does not have the memory this class assumes.",
+    ),
+    GpuRule(
+        "hopper_141g",
+        r"\bH200\b",
+        "9.0",
+        (139000, 150000),
+        "H200 SXM and H200 NVL: GH100 with 141 GB HBM3e (143771 MiB), sm90.",
+    ),
+    GpuRule(
+        "blackwell_rtx_96g",
+        r"\bRTX PRO 6000\b.*\bBlackwell\b",
+        "12.0",
+        (94000, 98500),
+        "RTX PRO 6000 Blackwell Server, Workstation and Max-Q Workstation Editions: GB202, sm120, "
+        "96 GB GDDR7 (97887 MiB), PCIe only. The ct200 host of the field report (8x).",
+    ),
+    GpuRule(
+        "blackwell_dc_180g",
+        r"\bB200\b",
+        "10.0",
+        (176000, 184500),
+        "B200: datacenter Blackwell, sm100 (not sm120: different kernels), 180 GB HBM3e (183359 MiB).",
+    ),
+)
+
+
+class GpuError(Exception):
+    """Base class: a GPU set that cannot be parsed or classified. The message says the fix."""
+
+
+class NvidiaSmiParseError(GpuError):
+    """nvidia-smi printed something that is not the CSV the query asked for."""
+
+
+class UnknownGpuError(GpuError):
+    """No class matches a GPU (or its compute capability / memory contradict its name)."""
+
+
+class MixedGpuError(GpuError):
+    """More than one GPU model on one host: one SGLang server needs one class."""
+
+
+def known_classes_text():
+    """The known classes as one line for error messages: ``id (summary), ...``."""
+    return "; ".join(f"{c.id} ({c.summary})" for c in GPU_CLASSES)
+
+
+def _how_to_override():
+    return (
+        f"Set {OVERRIDE_VARIABLE} in the inventory (host_vars or group_vars) to the known class whose "
+        "settings fit this GPU, or add the GPU to GPU_RULES in plugins/module_utils/_gpu.py and a class to "
+        "roles/sglang/vars/gpu_classes.yml (see docs/gpu-classes.md)."
+    )
+
+
+def _parse_int(value, field, line):
+    try:
+        return int(value)
+    except ValueError:
+        raise NvidiaSmiParseError(
+            f"nvidia-smi reported {field}={value!r}, not an integer, in line {line!r}. "
+            f"Expected the output of 'nvidia-smi {' '.join(NVIDIA_SMI_ARGS)}'."
+        ) from None
+
+
+def parse_nvidia_smi(output):
+    """Parse the CSV of ``nvidia-smi`` run with ``NVIDIA_SMI_ARGS`` into typed dicts.
+
+    Returns a list (in the order nvidia-smi printed, which is its index order) of
+    ``{index: int, name: str, memory_total_mib: int, compute_cap: str, driver_version: str,
+    uuid: str}``. Blank lines are ignored. A line that is not six fields, or whose numbers are
+    not numbers (``[N/A]``, ``[Not Supported]``), raises NvidiaSmiParseError quoting the line.
+    """
+    gpus = []
+    for raw_line in output.splitlines():
+        line = raw_line.strip()
+        if not line:
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < len(QUERY_FIELDS):
+            raise NvidiaSmiParseError(
+                f"Cannot parse nvidia-smi output line {line!r}: expected {len(QUERY_FIELDS)} comma-separated "
+                f"fields ({', '.join(QUERY_FIELDS)}). Is this the output of 'nvidia-smi {' '.join(NVIDIA_SMI_ARGS)}'?"
+            )
+        # index comes first and the last four fields never contain commas; a name with a comma
+        # in it (none known, but names are free text) keeps its commas.
+        index, rest = fields[0], fields[1:]
+        name = ", ".join(rest[: len(rest) - 4])
+        memory, compute_cap, driver_version, uuid = rest[len(rest) - 4 :]
+        if not re.match(r"^\d+\.\d+$", compute_cap):
+            raise NvidiaSmiParseError(
+                f"nvidia-smi reported compute_cap={compute_cap!r} for GPU {name!r} in line {line!r}; expected "
+                "MAJOR.MINOR such as 8.6. The compute_cap query field needs NVIDIA driver 510 or newer."
+            )
+        gpus.append(
+            {
+                "index": _parse_int(index, "index", line),
+                "name": name,
+                "memory_total_mib": _parse_int(memory, "memory.total", line),
+                "compute_cap": compute_cap,
+                "driver_version": driver_version,
+                "uuid": uuid,
+            }
+        )
+    return gpus
+
+
+def identify(name, compute_cap=None, memory_total_mib=None):
+    """Return the class id for one GPU, or raise UnknownGpuError naming the GPU and the fix.
+
+    ``compute_cap`` and ``memory_total_mib`` are cross-checks: when given, the matching row's
+    values must agree, else the GPU is not what its name suggests (or a new variant) and is
+    not guessed at.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UnknownGpuError(f"A GPU name is needed to find its class, got {name!r}. {_how_to_override()}")
+    for rule in GPU_RULES:
+        if not re.search(rule.pattern, name, re.IGNORECASE):
+            continue
+        problems = []
+        if compute_cap is not None and str(compute_cap) != rule.compute_cap:
+            problems.append(f"compute capability {compute_cap}, expected {rule.compute_cap}")
+        low, high = rule.memory_mib
+        if memory_total_mib is not None and not low <= int(memory_total_mib) <= high:
+            problems.append(f"memory {memory_total_mib} MiB, expected {low}-{high} MiB")
+        if problems:
+            raise UnknownGpuError(
+                f"GPU {name!r} looks like class {rule.class_id} by its name, but its {' and '.join(problems)}: "
+                "it is a variant the class table does not describe, so its settings would be wrong. "
+                f"Known classes: {known_classes_text()}. {_how_to_override()}"
+            )
+        return rule.class_id
+    details = []
+    if compute_cap is not None:
+        details.append(f"compute capability {compute_cap}")
+    if memory_total_mib is not None:
+        details.append(f"{memory_total_mib} MiB")
+    seen = f" ({', '.join(details)})" if details else ""
+    raise UnknownGpuError(
+        f"Unknown GPU {name!r}{seen}: no GPU class matches it. Known classes: {known_classes_text()}. "
+        f"{_how_to_override()}"
+    )
+
+
+def classify(gpus):
+    """Return the one class id of a host's GPUs (dicts as ``parse_nvidia_smi`` returns).
+
+    Raises GpuError when the list is empty, MixedGpuError when the host has more than one GPU
+    model, UnknownGpuError when the model is not in the table.
+    """
+    if not isinstance(gpus, (list, tuple)) or not gpus:
+        raise GpuError(
+            f"No GPU to classify (got {gpus!r}): nvidia-smi listed no GPU on this host. {_how_to_override()}"
+        )
+    for gpu in gpus:
+        if not isinstance(gpu, dict) or "name" not in gpu:
+            raise GpuError(f"Expected a list of GPU dicts with a 'name' key (the gpus fact of gpu_facts), got {gpu!r}.")
+    names = []
+    for gpu in gpus:
+        if gpu["name"] not in names:
+            names.append(gpu["name"])
+    if len(names) > 1:
+        listing = ", ".join(f"{gpu.get('index', i)}: {gpu['name']}" for i, gpu in enumerate(gpus))
+        raise MixedGpuError(
+            f"This host mixes GPU models ({listing}). One SGLang server runs its tensor-parallel ranks in "
+            "lockstep and one setting table per host, so it needs one GPU model. Limit the server to "
+            f"one model's GPUs (CUDA_VISIBLE_DEVICES in sglang_env) and set {OVERRIDE_VARIABLE} to that "
+            f"model's class. Known classes: {known_classes_text()}."
+        )
+    # All GPUs share the name; every one must also pass the cross-checks (a mix of ECC on and
+    # off still passes, a different memory size does not).
+    class_ids = {identify(gpu["name"], gpu.get("compute_cap"), gpu.get("memory_total_mib")) for gpu in gpus}
+    return class_ids.pop()

@@ -1,0 +1,200 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nvidia-smi parsing and GPU classification (plugins/module_utils/_gpu.py)."""
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _gpu
+
+# Output of `nvidia-smi --query-gpu=index,name,memory.total,compute_cap,driver_version,uuid
+# --format=csv,noheader,nounits` as real drivers print it: names, memory sizes (MiB, ECC on
+# where the board ships with it) and compute capabilities of each model.
+SAMPLES = {
+    "ampere_48g": [
+        "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01\n"
+        "1, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02\n",
+        "0, NVIDIA A40, 46068, 8.6, 535.183.01, GPU-1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a03\n",
+        # an RTX A6000 with ECC switched on reports less memory
+        "0, NVIDIA RTX A6000, 46068, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c04\n",
+    ],
+    "ada_48g": [
+        "0, NVIDIA L40S, 46068, 8.9, 550.90.07, GPU-0a1b2c3d-4e5f-4061-8273-94a5b6c7d805\n"
+        "1, NVIDIA L40S, 46068, 8.9, 550.90.07, GPU-0a1b2c3d-4e5f-4061-8273-94a5b6c7d806\n",
+        "0, NVIDIA L40, 46068, 8.9, 550.90.07, GPU-0a1b2c3d-4e5f-4061-8273-94a5b6c7d807\n",
+        "0, NVIDIA RTX 6000 Ada Generation, 49140, 8.9, 560.35.03, GPU-3c4d5e6f-7081-4923-a4b5-c6d7e8f90a08\n",
+    ],
+    "hopper_80g": [
+        "0, NVIDIA H100 80GB HBM3, 81559, 9.0, 550.54.15, GPU-7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2909\n",
+        "0, NVIDIA H100 PCIe, 81559, 9.0, 535.154.05, GPU-7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2910\n",
+        "0, NVIDIA H100 NVL, 95830, 9.0, 550.54.15, GPU-7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2911\n",
+        "0, NVIDIA H800, 81559, 9.0, 535.104.12, GPU-7f6e5d4c-3b2a-4190-8f7e-6d5c4b3a2912\n",
+    ],
+    "hopper_141g": [
+        "0, NVIDIA H200, 143771, 9.0, 560.35.03, GPU-11223344-5566-4778-899a-abbccddeef13\n",
+        "0, NVIDIA H200 NVL, 143771, 9.0, 570.86.15, GPU-11223344-5566-4778-899a-abbccddeef14\n",
+        "0, NVIDIA GH200 144G HBM3e, 146831, 9.0, 560.35.03, GPU-11223344-5566-4778-899a-abbccddeef15\n",
+    ],
+    "blackwell_rtx_96g": [
+        "0, NVIDIA RTX PRO 6000 Blackwell Server Edition, 97887, 12.0, 575.57.08, "
+        "GPU-aa11bb22-cc33-4d44-8e55-ff6600770016\n",
+        "0, NVIDIA RTX PRO 6000 Blackwell Workstation Edition, 97887, 12.0, 575.57.08, "
+        "GPU-aa11bb22-cc33-4d44-8e55-ff6600770017\n",
+        "0, NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition, 97887, 12.0, 575.57.08, "
+        "GPU-aa11bb22-cc33-4d44-8e55-ff6600770018\n",
+    ],
+    "blackwell_dc_180g": [
+        "0, NVIDIA B200, 183359, 10.0, 570.124.06, GPU-de4dbeef-0000-4111-8222-333344445519\n",
+    ],
+}
+CASES = [(class_id, text) for class_id, texts in SAMPLES.items() for text in texts]
+
+
+def test_query_is_the_documented_one():
+    assert _gpu.NVIDIA_SMI_ARGS == (
+        "--query-gpu=index,name,memory.total,compute_cap,driver_version,uuid",
+        "--format=csv,noheader,nounits",
+    )
+
+
+def test_parse_types_every_field():
+    gpus = _gpu.parse_nvidia_smi(SAMPLES["ampere_48g"][0])
+    assert gpus == [
+        {
+            "index": 0,
+            "name": "NVIDIA RTX A6000",
+            "memory_total_mib": 49140,
+            "compute_cap": "8.6",
+            "driver_version": "550.127.05",
+            "uuid": "GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01",
+        },
+        {
+            "index": 1,
+            "name": "NVIDIA RTX A6000",
+            "memory_total_mib": 49140,
+            "compute_cap": "8.6",
+            "driver_version": "550.127.05",
+            "uuid": "GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02",
+        },
+    ]
+
+
+def test_parse_ignores_blank_lines_and_keeps_commas_in_names():
+    text = "\n0, Some, Odd GPU, 1024, 8.0, 1.0, GPU-x\n\n"
+    assert _gpu.parse_nvidia_smi(text)[0]["name"] == "Some, Odd GPU"
+    assert _gpu.parse_nvidia_smi("") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0, NVIDIA RTX A6000, 49140", "expected 6 comma-separated fields"),
+        ("0, NVIDIA RTX A6000, [N/A], 8.6, 550.1, GPU-x", "memory.total='[N/A]', not an integer"),
+        ("x, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-x", "index='x', not an integer"),
+        ("0, NVIDIA RTX A6000, 49140, [N/A], 550.1, GPU-x", "driver 510 or newer"),
+        # what an old nvidia-smi prints when it does not know a query field
+        ('Field "compute_cap" is not a valid field to query.', "expected 6 comma-separated fields"),
+    ],
+)
+def test_parse_rejects_malformed_output_quoting_the_line(text, expected):
+    with pytest.raises(_gpu.NvidiaSmiParseError) as err:
+        _gpu.parse_nvidia_smi(text)
+    assert expected in str(err.value)
+
+
+@pytest.mark.parametrize(("class_id", "text"), CASES)
+def test_real_outputs_classify_to_their_class(class_id, text):
+    assert _gpu.classify(_gpu.parse_nvidia_smi(text)) == class_id
+
+
+@pytest.mark.parametrize(("class_id", "text"), CASES)
+def test_name_alone_identifies_the_class(class_id, text):
+    assert _gpu.identify(_gpu.parse_nvidia_smi(text)[0]["name"]) == class_id
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "0, NVIDIA GeForce RTX 4090, 24564, 8.9, 550.1, GPU-x",
+        "0, NVIDIA A100-SXM4-80GB, 81920, 8.0, 550.1, GPU-x",
+        # Turing Quadro RTX 6000: 'RTX 6000' without 'Ada' must not be taken for ada_48g
+        "0, Quadro RTX 6000, 24576, 7.5, 470.1, GPU-x",
+        "0, NVIDIA GB200, 189471, 10.0, 570.1, GPU-x",
+    ],
+)
+def test_unknown_gpu_names_it_lists_classes_and_the_override(line):
+    with pytest.raises(_gpu.UnknownGpuError) as err:
+        _gpu.classify(_gpu.parse_nvidia_smi(line))
+    message = str(err.value)
+    assert _gpu.parse_nvidia_smi(line)[0]["name"] in message
+    for class_id in _gpu.CLASS_IDS:
+        assert class_id in message
+    assert "sglang_gpu_class" in message
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        # the 96 GB HBM3 GH200 must not get settings sized for 141 GB
+        ("0, NVIDIA GH200 480GB, 97871, 9.0, 560.1, GPU-x", "memory 97871 MiB, expected 139000-150000 MiB"),
+        # a name that claims sm86 but reports another architecture
+        ("0, NVIDIA RTX A6000, 49140, 8.9, 550.1, GPU-x", "compute capability 8.9, expected 8.6"),
+        # a vGPU slice of an A40 has a fraction of its memory
+        ("0, NVIDIA A40-8Q, 8192, 8.6, 550.1, GPU-x", "memory 8192 MiB"),
+    ],
+)
+def test_cross_checks_refuse_a_name_that_contradicts_the_hardware(line, problem):
+    with pytest.raises(_gpu.UnknownGpuError) as err:
+        _gpu.classify(_gpu.parse_nvidia_smi(line))
+    assert problem in str(err.value)
+    assert "sglang_gpu_class" in str(err.value)
+
+
+def test_mixed_models_are_an_error_naming_each_gpu():
+    gpus = _gpu.parse_nvidia_smi(SAMPLES["ampere_48g"][0] + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y\n")
+    with pytest.raises(_gpu.MixedGpuError) as err:
+        _gpu.classify(gpus)
+    message = str(err.value)
+    assert "0: NVIDIA RTX A6000" in message and "2: NVIDIA L40S" in message
+    assert "sglang_gpu_class" in message and "CUDA_VISIBLE_DEVICES" in message
+
+
+def test_two_models_of_one_class_are_still_mixed():
+    # RTX A6000 and A40 share a class, but one server still gets one model
+    gpus = _gpu.parse_nvidia_smi(
+        "0, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-a\n1, NVIDIA A40, 46068, 8.6, 550.1, GPU-b\n"
+    )
+    with pytest.raises(_gpu.MixedGpuError):
+        _gpu.classify(gpus)
+
+
+@pytest.mark.parametrize("gpus", [[], None, "NVIDIA RTX A6000", [{"index": 0}], ["NVIDIA RTX A6000"]])
+def test_classify_rejects_what_is_not_a_gpu_list(gpus):
+    with pytest.raises(_gpu.GpuError):
+        _gpu.classify(gpus)
+
+
+@pytest.mark.parametrize("name", ["", "   ", None, 3])
+def test_identify_rejects_an_empty_or_non_string_name(name):
+    with pytest.raises(_gpu.UnknownGpuError) as err:
+        _gpu.identify(name)
+    assert "sglang_gpu_class" in str(err.value)
+
+
+def test_every_rule_names_a_known_class_and_every_class_has_a_rule():
+    rule_classes = {rule.class_id for rule in _gpu.GPU_RULES}
+    assert rule_classes == set(_gpu.CLASS_IDS)
+    assert len(_gpu.CLASS_IDS) == len(set(_gpu.CLASS_IDS))
+    for rule in _gpu.GPU_RULES:
+        assert rule.reason.strip(), rule
+        low, high = rule.memory_mib
+        assert 0 < low < high
+
+
+def test_architecture_contract_class_ids():
+    assert _gpu.CLASS_IDS == (
+        "ampere_48g",
+        "ada_48g",
+        "hopper_80g",
+        "hopper_141g",
+        "blackwell_rtx_96g",
+        "blackwell_dc_180g",
+    )
