@@ -87,6 +87,19 @@ CAUSES = (
         "(sglang_install_release_python) and re-run the sglang_install role to repair that venv.",
     ),
     JournalCause(
+        id="invalid_args",
+        patterns=(
+            # argparse's own error line, and ServerArgs.__post_init__ refusing a combination
+            r"launch_server(\.py)?: error: ",
+            r"server_args\.py\", line \d+, in __post_init__",
+        ),
+        cause="SGLang rejected its command line (an unknown flag, or a combination ServerArgs refuses, "
+        "e.g. DFLASH/DDTREE without a draft model, or a draft block size that differs from "
+        "speculative_num_draft_tokens).",
+        fix="Read the error line below; correct the option in sglang_extra_args, sglang_profile_variants "
+        "or sglang_draft_model_path, or install an SGLang release that knows the flag (sglang_install).",
+    ),
+    JournalCause(
         id="model_not_found",
         patterns=(
             r"does not appear to have a file named config\.json",

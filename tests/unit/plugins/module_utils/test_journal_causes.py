@@ -99,3 +99,24 @@ def test_table_entries_are_complete_and_unique():
     assert UNKNOWN_CAUSE_ID not in ids
     for cause in CAUSES:
         assert cause.patterns and cause.cause and cause.fix
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [
+            "usage: sglang.launch_server [-h] --model-path MODEL_PATH",
+            "sglang.launch_server: error: unrecognized arguments: --speculative-ddtree-budget 64",
+        ],
+        [
+            "Traceback (most recent call last):",
+            '  File "/opt/sglang/python/sglang/srt/server_args.py", line 712, in __post_init__',
+            "    self._handle_speculative_decoding()",
+            "ValueError: DFLASH requires --speculative-draft-model-path to be set.",
+        ],
+    ],
+)
+def test_rejected_arguments_are_named(lines):
+    found = match_cause(lines)
+    assert found["id"] == "invalid_args"
+    assert "sglang_extra_args" in found["fix"]

@@ -1,0 +1,226 @@
+"""sglang_wait: ready when /health says so; fail fast, naming the cause, as soon as the unit dies."""
+
+import json
+import time
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.ddtree.sglang.plugins.module_utils._readiness import Readiness
+from ansible_collections.ddtree.sglang.plugins.modules import sglang_wait
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+def _exit_json(self, **kwargs):
+    raise ExitJson(kwargs)
+
+
+def _fail_json(self, msg, **kwargs):
+    kwargs["msg"] = msg
+    raise FailJson(kwargs)
+
+
+def show(
+    active="active",
+    sub="running",
+    result="success",
+    status=0,
+    restarts=0,
+    invocation="inv1",
+    exit_mono=0,
+    load="loaded",
+):
+    """`systemctl show -p ...` output for one unit state."""
+    return "\n".join(
+        [
+            "LoadState=%s" % load,
+            "ActiveState=%s" % active,
+            "SubState=%s" % sub,
+            "Result=%s" % result,
+            "ExecMainStatus=%d" % status,
+            "ExecMainCode=1",
+            "NRestarts=%d" % restarts,
+            "InvocationID=%s" % invocation,
+            "MainPID=812",
+            "ActiveEnterTimestamp=Wed 2026-12-02 12:00:01 UTC",
+            "ExecMainStartTimestamp=Wed 2026-12-02 12:00:01 UTC",
+            "ExecMainExitTimestamp=",
+            "ExecMainExitTimestampMonotonic=%d" % exit_mono,
+        ]
+    )
+
+
+OOM_JOURNAL = [
+    "2026-12-02T12:00:01+0000 ct129 systemd[1]: Started sglang-qwen.service.",
+    "2026-12-02T12:00:06+0000 ct129 python3[812]: RuntimeError: Not enough memory. Please try to increase "
+    "--mem-fraction-static.",
+    "2026-12-02T12:00:06+0000 ct129 systemd[1]: sglang-qwen.service: Main process exited, code=killed, status=9/KILL",
+]
+
+
+class Host:
+    """A scripted host: unit states in order (the last repeats), journal lines, readiness answers."""
+
+    def __init__(self, states, phases=("ready",), journal=None):
+        self.states = list(states)
+        self.phases = list(phases)
+        self.journal = journal or []
+        self.commands = []
+
+    def run_command(self, cmd, *args, **kwargs):
+        self.commands.append(cmd)
+        if cmd[1] == "show":
+            out = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+            return 0, out, ""
+        if "journalctl" in cmd[0]:
+            return 0, "\n".join(self.journal) + "\n", ""
+        raise AssertionError("unexpected command %r" % (cmd,))
+
+    def poll(self, url, api_key=None, timeout=5):
+        phase = self.phases.pop(0) if len(self.phases) > 1 else self.phases[0]
+        status = {"ready": 200, "starting": 503}.get(phase)
+        return Readiness(phase, status, {"refused": "connection refused"}.get(phase, "%s %s" % (status, phase)), 0.01)
+
+
+@pytest.fixture
+def run(monkeypatch):
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail_json)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False: "/usr/bin/" + name)
+    monkeypatch.setattr(sglang_wait, "JOURNAL_SETTLE_DELAY", 0)
+
+    def _run(host, **args):
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, cmd, **kw: host.run_command(cmd))
+        monkeypatch.setattr(sglang_wait._readiness, "poll", host.poll)
+        params = {"name": "sglang-qwen", "interval": 0.01, "window": 2}
+        params.update(args)
+        with patch_module_args(params):
+            with pytest.raises((ExitJson, FailJson)) as exc:
+                sglang_wait.main()
+        return exc.type is FailJson, exc.value.args[0]
+
+    return _run
+
+
+def test_ready_after_loading_and_starting(run):
+    host = Host([show()], phases=["refused", "starting", "starting", "ready"])
+    failed, res = run(host)
+    assert not failed
+    assert res["state"] == "ready"
+    assert res["http"] == "200 ready"
+    assert res["changed"] is False
+    assert res["invocation_id"] == "inv1"
+    assert res["unit"]["active_state"] == "active"
+    assert not any("journalctl" in c[0] for c in host.commands)
+
+
+def test_window_ends_while_loading_without_failing(run):
+    host = Host([show()], phases=["refused"])
+    start = time.monotonic()
+    failed, res = run(host, window=0.2)
+    assert time.monotonic() - start < 2
+    assert not failed
+    assert res["state"] == "loading"
+    assert res["http"] == "connection refused"
+
+
+def test_crash_waiting_for_auto_restart_names_the_cause(run):
+    crashed = show(active="activating", sub="auto-restart", result="signal", status=9, exit_mono=1)
+    host = Host([show(), crashed], phases=["refused"], journal=OOM_JOURNAL)
+    failed, res = run(host)
+    assert failed
+    assert res["state"] == "failed"
+    assert res["cause"]["id"] == "mem_fraction_too_low"
+    assert "mem_fraction_static" in res["cause"]["fix"]
+    assert res["cause"]["journal_tail"] == OOM_JOURNAL
+    assert "systemd is about to restart it" in res["msg"]
+    assert "Not enough memory" in res["cause"]["line"]
+    assert res["seconds_since_exit"] > 0
+    # the journal read is the dead invocation's: the server's lines and systemd's lines about it
+    journal_cmd = [c for c in host.commands if "journalctl" in c[0]][0]
+    assert "_SYSTEMD_INVOCATION_ID=inv1" in journal_cmd
+    assert "INVOCATION_ID=inv1" in journal_cmd
+
+
+def test_failed_unit_fails_on_the_first_poll_without_asking_http(run):
+    host = Host(
+        [show(active="failed", sub="failed", result="exit-code", status=1)],
+        journal=["ModuleNotFoundError: No module named 'sglang'"],
+    )
+    failed, res = run(host, window=60)
+    assert failed
+    assert res["cause"]["id"] == "import_error"
+    assert res["http"].startswith("not asked")
+    assert res["elapsed"] < 5
+
+
+def test_restart_by_systemd_between_polls_is_a_death(run):
+    # Polled while running, then systemd restarted it (new invocation, NRestarts up): the watched
+    # invocation died; its journal, not the new one's, holds the cause.
+    host = Host(
+        [show(invocation="inv1", restarts=2), show(invocation="inv2", restarts=3)],
+        phases=["refused"],
+        journal=["OSError: [Errno 98] Address already in use"],
+    )
+    failed, res = run(host)
+    assert failed
+    assert res["cause"]["id"] == "address_in_use"
+    assert res["restarts_baseline"] == 2
+    journal_cmd = [c for c in host.commands if "journalctl" in c[0]][0]
+    assert "_SYSTEMD_INVOCATION_ID=inv1" in journal_cmd
+
+
+def test_restarts_above_the_given_baseline_are_a_death(run):
+    host = Host([show(invocation="inv7", restarts=1)], phases=["refused"], journal=["CUDA out of memory"])
+    failed, res = run(host, restarts_baseline=0)
+    assert failed
+    assert res["cause"]["id"] == "cuda_oom"
+
+
+def test_missing_unit_is_named(run):
+    host = Host([show(load="not-found", active="inactive", sub="dead", invocation="")])
+    failed, res = run(host)
+    assert failed
+    assert res["cause"]["id"] == "unit_not_found"
+    assert "sglang-qwen.service" in res["cause"]["cause"]
+
+
+def test_unknown_cause_quotes_the_journal_after_settling(run):
+    host = Host([show(active="failed", sub="failed", result="signal", status=11)], journal=["Segmentation fault"])
+    failed, res = run(host)
+    assert failed
+    assert res["cause"]["id"] == "unknown"
+    assert "Segmentation fault" in res["cause"]["cause"]
+    reads = [c for c in host.commands if "journalctl" in c[0]]
+    assert len(reads) == sglang_wait.JOURNAL_SETTLE_READS
+
+
+def test_collect_journal_returns_the_tail_when_not_ready(run):
+    host = Host([show()], phases=["starting"], journal=["warming up"])
+    failed, res = run(host, window=0.05, collect_journal=True)
+    assert not failed
+    assert res["state"] == "starting"
+    assert res["journal_tail"] == ["warming up"]
+
+
+@pytest.mark.parametrize("option", ["window", "interval", "timeout", "request_timeout"])
+def test_non_positive_durations_are_rejected(run, option):
+    failed, res = run(Host([show()]), **{option: 0})
+    assert failed
+    assert option in res["msg"]
+
+
+def test_parse_show_types_values():
+    unit = sglang_wait.parse_show(show(restarts=4, status=9, exit_mono=2500000))
+    assert unit["n_restarts"] == 4
+    assert unit["exec_main_status"] == 9
+    assert unit["exec_main_exit_monotonic"] == 2.5
+    assert json.dumps(unit)  # plain data, serialisable as a module result
+    assert sglang_wait.parse_show(show())["exec_main_exit_monotonic"] is None
