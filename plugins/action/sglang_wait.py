@@ -37,7 +37,7 @@ def describe(result):
     words = STATE_WORDS.get(state, state or "unknown")
     detail = result.get("http")
     if state == "unhealthy" and detail:
-        words = "%s: %s" % (words, detail)
+        words = f"{words}: {detail}"
     return words
 
 
@@ -45,8 +45,8 @@ def timeout_cause(timeout, last):
     """The failure reported when the server never became ready but did not die either."""
     return {
         "id": "timeout",
-        "cause": "The server did not become ready within %ss; the unit is still running and the server "
-        "last answered: %s." % (int(timeout), describe(last)),
+        "cause": f"The server did not become ready within {int(timeout)}s; the unit is still running and the server "
+        f"last answered: {describe(last)}.",
         "fix": "If the model needs longer to load, raise sglang_ready_timeout. A server stuck at 'loading' "
         "never bound its port (hung while loading weights or capturing CUDA graphs: read the journal below); "
         "one stuck at '503 starting' never finished warming up.",
@@ -68,9 +68,9 @@ class ActionModule(ActionBase):
             timeout = float(args.get("timeout", 900))
             window = float(args.get("window", 10))
         except (TypeError, ValueError) as e:
-            raise AnsibleActionFail("timeout and window must be numbers of seconds: %s" % to_text(e))
+            raise AnsibleActionFail(f"timeout and window must be numbers of seconds: {to_text(e)}") from None
         if timeout <= 0 or window <= 0:
-            raise AnsibleActionFail("timeout and window must be positive, got timeout=%s window=%s" % (timeout, window))
+            raise AnsibleActionFail(f"timeout and window must be positive, got timeout={timeout} window={window}")
 
         host = task_vars.get("inventory_hostname", "") if task_vars else ""
         unit = to_text(args.get("name") or args.get("service") or "")
@@ -96,13 +96,13 @@ class ActionModule(ActionBase):
                 result.update(res)
                 return result
             last = res
-            display.display("sglang_wait [%s] %s: %5.1fs %s" % (host, unit, elapsed, describe(res)))
+            display.display(f"sglang_wait [{host}] {unit}: {elapsed:5.1f}s {describe(res)}")
 
             if res["state"] == "failed":
                 return self._failed(result, res, unit, elapsed)
             if res["state"] == "ready":
                 result.update(res)
-                result.update(changed=False, elapsed=round(elapsed, 3), msg="%s is ready after %.1fs" % (unit, elapsed))
+                result.update(changed=False, elapsed=round(elapsed, 3), msg=f"{unit} is ready after {elapsed:.1f}s")
                 return result
             if elapsed >= timeout:
                 res["cause"] = timeout_cause(timeout, res)
@@ -112,15 +112,14 @@ class ActionModule(ActionBase):
     def _failed(self, result, res, unit, elapsed):
         cause = res["cause"]
         for line in cause.get("journal_tail", []):
-            display.display("sglang_wait journal | %s" % line, color="red")
+            display.display(f"sglang_wait journal | {line}", color="red")
         latency = res.get("seconds_since_exit")
-        when = " (reported %.1fs after the process exited)" % latency if latency is not None else ""
+        when = f" (reported {latency:.1f}s after the process exited)" if latency is not None else ""
         result.update(res)
         result.update(
             failed=True,
             changed=False,
             elapsed=round(elapsed, 3),
-            msg="%s did not come up after %.1fs%s. Cause: %s Fix: %s"
-            % (unit, elapsed, when, cause["cause"], cause["fix"]),
+            msg=f"{unit} did not come up after {elapsed:.1f}s{when}. Cause: {cause['cause']} Fix: {cause['fix']}",
         )
         return result

@@ -220,11 +220,11 @@ seconds_since_exit:
   sample: 0.7
 """
 
-import time
-import traceback
+import time  # noqa: E402
+import traceback  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause  # noqa: E402
 
 try:
     from ansible_collections.ddtree.sglang.plugins.module_utils import _readiness
@@ -283,18 +283,16 @@ def death_reason(unit, invocation_id, restarts_baseline):
     if unit["load_state"] == "not-found":
         return "the unit does not exist"
     if unit["sub_state"] == "auto-restart":
-        return "the server exited (%s, status %s) and systemd is about to restart it" % (
+        return "the server exited ({}, status {}) and systemd is about to restart it".format(
             unit["result"],
             unit["exec_main_status"],
         )
     if unit["active_state"] == "failed":
-        return "the unit failed (%s, status %s)" % (unit["result"], unit["exec_main_status"])
+        return "the unit failed ({}, status {})".format(unit["result"], unit["exec_main_status"])
     if unit["active_state"] in ("inactive", "deactivating"):
-        return "the unit is %s (%s, status %s)" % (unit["active_state"], unit["result"], unit["exec_main_status"])
+        return "the unit is {} ({}, status {})".format(unit["active_state"], unit["result"], unit["exec_main_status"])
     if restarts_baseline is not None and unit["n_restarts"] > restarts_baseline:
-        return "systemd restarted the server %d time(s) since the watch began" % (
-            unit["n_restarts"] - restarts_baseline
-        )
+        return f"systemd restarted the server {unit['n_restarts'] - restarts_baseline} time(s) since the watch began"
     if invocation_id and unit["invocation_id"] and unit["invocation_id"] != invocation_id:
         return "the unit runs a new invocation: the watched one ended"
     return None
@@ -315,7 +313,7 @@ class SglangWaiter:
         cmd = [self.systemctl, "show", self.unit_name, "-p", ",".join(UNIT_PROPERTIES)]
         rc, out, err = self.module.run_command(cmd)
         if rc != 0:
-            self.module.fail_json(msg="systemctl show %s failed: %s" % (self.unit_name, err.strip() or out.strip()))
+            self.module.fail_json(msg=f"systemctl show {self.unit_name} failed: {err.strip() or out.strip()}")
         return parse_show(out)
 
     def journal(self, invocation_id):
@@ -347,7 +345,7 @@ class SglangWaiter:
         if unit["load_state"] == "not-found":
             return {
                 "id": "unit_not_found",
-                "cause": "systemd has no unit %s." % self.unit_name,
+                "cause": f"systemd has no unit {self.unit_name}.",
                 "fix": "Run the ddtree.sglang.sglang role (it installs the unit) or fix sglang_service_name.",
                 "line": None,
                 "journal_tail": [],
@@ -394,7 +392,7 @@ class SglangWaiter:
                     result["seconds_since_exit"] = round(max(0.0, time.monotonic() - exited), 3)
                 result["elapsed"] = round(time.monotonic() - start, 3)
                 self.module.fail_json(
-                    msg="%s: %s. Cause: %s Fix: %s" % (self.unit_name, reason, cause["cause"], cause["fix"]),
+                    msg="{}: {}. Cause: {} Fix: {}".format(self.unit_name, reason, cause["cause"], cause["fix"]),
                     **result,
                 )
             state, detail = self.http_state()
@@ -427,7 +425,7 @@ def main():
         module.fail_json(msg=missing_required_lib("requests"), exception=READINESS_IMPORT_ERROR)
     for option in ("window", "interval", "request_timeout", "timeout"):
         if module.params[option] <= 0:
-            module.fail_json(msg="%s must be a positive number of seconds, got %s" % (option, module.params[option]))
+            module.fail_json(msg=f"{option} must be a positive number of seconds, got {module.params[option]}")
     module.exit_json(**SglangWaiter(module).run())
 
 

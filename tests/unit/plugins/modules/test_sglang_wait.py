@@ -40,19 +40,19 @@ def show(
     """`systemctl show -p ...` output for one unit state."""
     return "\n".join(
         [
-            "LoadState=%s" % load,
-            "ActiveState=%s" % active,
-            "SubState=%s" % sub,
-            "Result=%s" % result,
-            "ExecMainStatus=%d" % status,
+            f"LoadState={load}",
+            f"ActiveState={active}",
+            f"SubState={sub}",
+            f"Result={result}",
+            f"ExecMainStatus={status:d}",
             "ExecMainCode=1",
-            "NRestarts=%d" % restarts,
-            "InvocationID=%s" % invocation,
+            f"NRestarts={restarts:d}",
+            f"InvocationID={invocation}",
             "MainPID=812",
             "ActiveEnterTimestamp=Wed 2026-12-02 12:00:01 UTC",
             "ExecMainStartTimestamp=Wed 2026-12-02 12:00:01 UTC",
             "ExecMainExitTimestamp=",
-            "ExecMainExitTimestampMonotonic=%d" % exit_mono,
+            f"ExecMainExitTimestampMonotonic={exit_mono:d}",
         ]
     )
 
@@ -81,12 +81,12 @@ class Host:
             return 0, out, ""
         if "journalctl" in cmd[0]:
             return 0, "\n".join(self.journal) + "\n", ""
-        raise AssertionError("unexpected command %r" % (cmd,))
+        raise AssertionError(f"unexpected command {cmd!r}")
 
     def poll(self, url, api_key=None, timeout=5):
         phase = self.phases.pop(0) if len(self.phases) > 1 else self.phases[0]
         status = {"ready": 200, "starting": 503}.get(phase)
-        return Readiness(phase, status, {"refused": "connection refused"}.get(phase, "%s %s" % (status, phase)), 0.01)
+        return Readiness(phase, status, {"refused": "connection refused"}.get(phase, f"{status} {phase}"), 0.01)
 
 
 @pytest.fixture
