@@ -1,0 +1,242 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, annotations, division, print_function
+
+DOCUMENTATION = r"""
+name: sglang_server_options
+short_description: Merge the SGLang options of a profile, a GPU class, variants and host overrides
+version_added: 0.1.0
+author: ddtree.sglang developers
+description:
+  - Builds the SGLang options (ServerArgs field names) of one server from the role's tables
+    (C(roles/sglang/vars/profiles.yml), C(roles/sglang/vars/gpu_classes.yml)) and the host's variables.
+  - "Merge order, later wins: O(base) < profile < GPU class options < the class's options for this profile
+    (class x profile) < each variant, in the order of O(variants) < O(extra_args)."
+  - Table entries are C({value, why}); the reasons stay in the tables and only the values are merged.
+  - A C(null) value at a later layer removes an option that an earlier layer set; the result holds no C(null).
+  - A profile whose table entry says C(draft_model: true) (dflash, ddtree) gets C(speculative_draft_model_path)
+    from O(draft_model_path), unless O(extra_args) sets it.
+  - Fails before anything changes on the host, with the fix in the message, on an unknown class, profile or
+    variant; a draft-model profile without a draft model; C(speculative_dflash_block_size) and
+    C(speculative_num_draft_tokens) set to different values (DFlash and DDTree need them equal); a
+    C(speculative_ddtree_budget) that is not a positive integer; an option name that is not a ServerArgs field
+    name.
+options:
+  _input:
+    description: The profile name (C(sglang_profile)), a key of O(profiles).
+    type: string
+    required: true
+  gpu_class:
+    description: The GPU class id, a key of O(gpu_classes).
+    type: string
+    required: true
+  gpu_classes:
+    description: The class table (C(__sglang_gpu_classes) of C(roles/sglang/vars/gpu_classes.yml)).
+    type: dict
+    required: true
+  profiles:
+    description: The profile table (C(__sglang_profiles) of C(roles/sglang/vars/profiles.yml)).
+    type: dict
+    required: true
+  variant_table:
+    description: The variant table (C(__sglang_profile_variants) of C(roles/sglang/vars/profiles.yml)).
+    type: dict
+    default: {}
+  variants:
+    description: Variant names to apply, in order (C(sglang_profile_variants)).
+    type: list
+    elements: string
+    default: []
+  extra_args:
+    description: Host overrides keyed by ServerArgs field name (C(sglang_extra_args)); they win over everything.
+    type: dict
+    default: {}
+  draft_model_path:
+    description: The draft model for profiles that need one (C(sglang_draft_model_path)).
+    type: string
+  base:
+    description:
+      - Options the role sets from its own variables (C(model_path), C(host), C(port), C(tp_size), ...), merged
+        first so that every table and O(extra_args) can override them.
+    type: dict
+    default: {}
+"""
+
+EXAMPLES = r"""
+- name: The options of the SGLang unit for this host
+  ansible.builtin.set_fact:
+    __sglang_options: >-
+      {{ sglang_profile | ddtree.sglang.sglang_server_options(
+           gpu_class=__sglang_gpu_class, gpu_classes=__sglang_gpu_classes,
+           profiles=__sglang_profiles, variant_table=__sglang_profile_variants,
+           variants=sglang_profile_variants, extra_args=sglang_extra_args,
+           draft_model_path=sglang_draft_model_path,
+           base={'model_path': sglang_model_path, 'host': sglang_host, 'port': sglang_port}) }}
+
+# ddtree on ampere_48g with the nograph variant and one host override gives:
+#   attention_backend: flashinfer          (class)
+#   context_length: 65536                  (class)
+#   disable_cuda_graph: true               (variant nograph; cuda_graph_max_bs removed)
+#   max_running_requests: 4                (class x profile)
+#   mem_fraction_static: 0.8               (sglang_extra_args)
+#   speculative_algorithm: DDTREE          (profile)
+#   speculative_ddtree_budget: 7           (class x profile)
+#   speculative_draft_model_path: /models/draft   (sglang_draft_model_path)
+"""
+
+RETURN = r"""
+_value:
+  description: The merged SGLang options, keyed by ServerArgs field name, ready for P(ddtree.sglang.sglang_args#filter).
+  type: dict
+  sample:
+    attention_backend: flashinfer
+    context_length: 65536
+    cuda_graph_max_bs: 8
+    max_running_requests: 8
+    mem_fraction_static: 0.85
+    speculative_algorithm: NEXTN
+    speculative_eagle_topk: 1
+    speculative_num_draft_tokens: 4
+    speculative_num_steps: 3
+"""
+
+from collections.abc import Mapping  # noqa: E402
+
+from ansible.errors import AnsibleFilterError  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import validate_options  # noqa: E402
+
+DRAFT_MODEL_OPTION = "speculative_draft_model_path"
+
+
+def table_values(entries, where):
+    """The values of a table's {value, why} entries; an error naming the entry that lacks either."""
+    if entries is None:
+        return {}
+    if not isinstance(entries, Mapping):
+        raise AnsibleFilterError(f"{where} must be a dict of {{value, why}} entries, got {entries!r}.")
+    values = {}
+    for key, entry in entries.items():
+        if not isinstance(entry, Mapping) or "value" not in entry or not str(entry.get("why") or "").strip():
+            raise AnsibleFilterError(
+                f"{where}.{key} must be {{value: ..., why: '...'}}: every value in the tables carries its reason, "
+                f"got {entry!r}."
+            )
+        values[key] = entry["value"]
+    return values
+
+
+def _pick(table, name, what, table_name, fix):
+    if not isinstance(table, Mapping):
+        raise AnsibleFilterError(f"The {what} table ({table_name}) must be a dict, got {type(table).__name__}.")
+    if not isinstance(name, str) or name not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise AnsibleFilterError(f"Unknown {what} {name!r}. Known: {known}. {fix}")
+    entry = table[name]
+    if not isinstance(entry, Mapping):
+        raise AnsibleFilterError(f"{table_name}.{name} must be a dict, got {entry!r}.")
+    return entry
+
+
+def sglang_server_options(
+    profile,
+    gpu_class=None,
+    gpu_classes=None,
+    profiles=None,
+    variant_table=None,
+    variants=None,
+    extra_args=None,
+    draft_model_path=None,
+    base=None,
+):
+    """Merge base < profile < class < class x profile < variants < extra_args (see DOCUMENTATION)."""
+    profile_entry = _pick(
+        profiles,
+        profile,
+        "profile",
+        "__sglang_profiles",
+        "Set sglang_profile to one of them (roles/sglang/vars/profiles.yml defines them).",
+    )
+    class_entry = _pick(
+        gpu_classes,
+        gpu_class,
+        "GPU class",
+        "__sglang_gpu_classes",
+        "Set sglang_gpu_class in the inventory to one of them, or leave it empty to detect the class "
+        "(docs/gpu-classes.md says how to add a class).",
+    )
+    variant_table = variant_table or {}
+    if variants is None:
+        variants = []
+    if isinstance(variants, str) or not isinstance(variants, (list, tuple)):
+        raise AnsibleFilterError(
+            f"sglang_profile_variants must be a list of variant names (e.g. [small, nograph]), got {variants!r}."
+        )
+    variant_entries = [
+        _pick(
+            variant_table,
+            name,
+            "profile variant",
+            "__sglang_profile_variants",
+            "Set sglang_profile_variants to a list of them.",
+        )
+        for name in variants
+    ]
+    base = validate_options(base or {}, "base options")
+    extra_args = validate_options(extra_args if extra_args is not None else {}, "sglang_extra_args")
+
+    layers = [
+        dict(base),
+        table_values(profile_entry.get("options"), f"__sglang_profiles.{profile}.options"),
+        table_values(class_entry.get("options"), f"__sglang_gpu_classes.{gpu_class}.options"),
+        table_values(
+            (class_entry.get("profiles") or {}).get(profile),
+            f"__sglang_gpu_classes.{gpu_class}.profiles.{profile}",
+        ),
+    ]
+    if profile_entry.get("draft_model"):
+        if draft_model_path:
+            layers.append({DRAFT_MODEL_OPTION: draft_model_path})
+        elif not extra_args.get(DRAFT_MODEL_OPTION):
+            raise AnsibleFilterError(
+                f"Profile {profile!r} needs a draft model: set sglang_draft_model_path to the draft model's "
+                "directory (the DFlash draft trained for the target model)."
+            )
+    for name, entry in zip(variants, variant_entries, strict=True):
+        layers.append(table_values(entry.get("options"), f"__sglang_profile_variants.{name}.options"))
+    layers.append(dict(extra_args))
+
+    merged = {}
+    for layer in layers:
+        merged.update(layer)
+    merged = {key: value for key, value in merged.items() if value is not None}
+    validate_options(merged)
+    _check_speculative(merged)
+    return merged
+
+
+def _check_speculative(options):
+    """Refuse combinations SGLang would only reject (or silently mis-run) after the restart."""
+    block = options.get("speculative_dflash_block_size")
+    draft_tokens = options.get("speculative_num_draft_tokens")
+    algorithm = str(options.get("speculative_algorithm") or "").upper()
+    if algorithm in ("DFLASH", "DDTREE") and block is not None and draft_tokens is not None:
+        if str(block) != str(draft_tokens):
+            raise AnsibleFilterError(
+                f"speculative_dflash_block_size ({block}) and speculative_num_draft_tokens ({draft_tokens}) differ: "
+                f"{algorithm} drafts one block, so both must be the draft model's block size. Set one of them "
+                "(or neither: SGLang reads the block size from the draft's config)."
+            )
+    budget = options.get("speculative_ddtree_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise AnsibleFilterError(
+            f"speculative_ddtree_budget must be a positive integer (tree nodes beyond the root), got {budget!r}."
+        )
+
+
+class FilterModule:
+    """Merge of the SGLang option tables."""
+
+    def filters(self):
+        return {"sglang_server_options": sglang_server_options}
