@@ -1,0 +1,243 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+DOCUMENTATION = r"""
+---
+module: sglang_release_info
+short_description: Read which speculative algorithms an installed SGLang release serves
+version_added: 0.1.0
+description:
+  - Finds the C(sglang) package of a release venv (or a site-packages or package directory) and reads, without
+    importing it, the installed version and the members of C(SpeculativeAlgorithm), the alias names it accepts
+    (C(NEXTN) is EAGLE) and the members for which C(is_dflash()) is true.
+  - Reading the source works on hosts without the GPU stack (torch, flashinfer), where importing SGLang fails.
+  - Fails when an algorithm in O(required_algorithms) is missing, or when a DFlash-family algorithm (C(DDTREE)) is
+    required and C(is_dflash()) is not true for it; that was the field report's HTTP 400 (a 5120 vs 25600
+    hidden-size mismatch).
+  - With O(import_check=true) the release's own python also imports SGLang and answers the same questions at run
+    time, for hosts with the full stack.
+  - Never changes the host.
+author:
+  - ddtree.sglang developers
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; it runs the same way in check mode, import check included.
+  diff_mode:
+    support: none
+options:
+  path:
+    description:
+      - A release directory (a venv with C(lib/python3*/site-packages/sglang)), a site-packages directory or the
+        C(sglang) package directory itself.
+    type: path
+    required: true
+  required_algorithms:
+    description:
+      - Speculative algorithm names the release must accept, as given to C(--speculative-algorithm).
+      - A name is accepted when it is a member of C(SpeculativeAlgorithm) or an alias of one.
+      - When C(DDTREE) is listed, C(is_dflash()) must be true for it as well.
+    type: list
+    elements: str
+    default: []
+  import_check:
+    description:
+      - Also import C(sglang.srt.speculative.spec_info) with the release's python and check the required
+        algorithms against the live enum. Needs the full stack (torch and the rest) on the host.
+    type: bool
+    default: false
+  python:
+    description:
+      - Interpreter for the import check. Defaults to C(bin/python) under O(path).
+    type: path
+notes:
+  - The static reader understands the predicate forms SGLang uses (C(self == A), C(self in (A, B)), C(or) of those,
+    calls of other C(self.is_*()) methods). When C(is_dflash()) is written in another way its coverage is reported
+    as unknown (V(null)) and a required C(DDTREE) fails with a request to use O(import_check).
+seealso:
+  - name: SGLang speculative decoding
+    description: The algorithms and their server options.
+    link: https://docs.sglang.ai/advanced_features/speculative_decoding.html
+"""
+
+EXAMPLES = r"""
+- name: Verify that the new release serves DDTree
+  ddtree.sglang.sglang_release_info:
+    path: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f
+    required_algorithms:
+      - DDTREE
+
+- name: Also import it on a host with the GPU stack
+  ddtree.sglang.sglang_release_info:
+    path: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f
+    required_algorithms: [DDTREE]
+    import_check: true
+  register: release
+
+- name: Show what it serves
+  ansible.builtin.debug:
+    msg: "{{ release.version }}: {{ release.algorithms | join(', ') }}"
+"""
+
+RETURN = r"""
+version:
+  description: Version from the installed distribution's metadata; V(null) for a source tree without dist-info.
+  returned: always
+  type: str
+  sample: 0.5.23
+package_dir:
+  description: The C(sglang) package directory that was read.
+  returned: always
+  type: path
+  sample: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f/lib/python3.11/site-packages/sglang
+spec_info_path:
+  description: The file that defines C(SpeculativeAlgorithm).
+  returned: always
+  type: path
+  sample: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f/lib/python3.11/site-packages/sglang/srt/speculative/spec_info.py
+algorithms:
+  description: Members of C(SpeculativeAlgorithm), in source order.
+  returned: always
+  type: list
+  elements: str
+  sample: [DFLASH, DDTREE, UNO, DSPARK, EAGLE, EAGLE3, FROZEN_KV_MTP, STANDALONE, NGRAM, NONE]
+aliases:
+  description: Other names the server accepts, each mapped to the member it stands for (V(null) when unknown).
+  returned: always
+  type: dict
+  sample: {NEXTN: EAGLE}
+is_dflash:
+  description: Members for which C(is_dflash()) is true; V(null) when it could not be read statically.
+  returned: always
+  type: list
+  elements: str
+  sample: [DFLASH, DDTREE]
+required_algorithms:
+  description: The required names, upper-cased.
+  returned: always
+  type: list
+  elements: str
+  sample: [DDTREE]
+problems:
+  description: Why the release cannot serve the required algorithms; empty on success.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+direct_url:
+  description: PEP 610 origin of the install (a git URL and commit, or a local file); V(null) for an index install.
+  returned: always
+  type: dict
+  sample: {url: https://github.com/sgl-project/sglang, vcs_info: {vcs: git, commit_id: 0123abcd}}
+import_check:
+  description: What the release's python reported when it imported SGLang.
+  returned: when O(import_check=true)
+  type: dict
+  sample: {version: 0.5.23, algorithms: [DFLASH, DDTREE, EAGLE, NONE], is_dflash: [DFLASH, DDTREE],
+           accepted: {DDTREE: DDTREE}}
+"""
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._sglang_source import (  # noqa: E402
+    DFLASH_CAPTURE_ALGORITHMS,
+    IMPORT_CHECK_SCRIPT,
+    SglangSourceError,
+    check_requirements,
+    find_package_dir,
+    parse_import_check,
+    read_distribution,
+    read_package,
+)
+
+
+class SglangReleaseInfo:
+    """Read one release and compare it with what the profile needs."""
+
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.required = [name.upper() for name in self.params["required_algorithms"]]
+
+    def run(self):
+        try:
+            package_dir = find_package_dir(self.params["path"])
+            analysis = read_package(package_dir)
+        except SglangSourceError as exc:
+            self.module.fail_json(msg=f"Cannot read the SGLang release at {self.params['path']}: {exc}")
+        distribution = read_distribution(package_dir)
+        result = {
+            "changed": False,
+            "version": distribution["version"],
+            "direct_url": distribution["direct_url"],
+            "package_dir": package_dir,
+            "spec_info_path": analysis["spec_info_path"],
+            "algorithms": analysis["algorithms"],
+            "aliases": analysis["aliases"],
+            "is_dflash": analysis["is_dflash"],
+            "required_algorithms": self.required,
+        }
+        problems = check_requirements(analysis, self.required)
+        if self.params["import_check"]:
+            result["import_check"] = self.import_check()
+            problems.extend(self.runtime_problems(result["import_check"]))
+        result["problems"] = problems
+        if problems:
+            version = distribution["version"] or "(unknown version)"
+            result["msg"] = (
+                f"SGLang {version} at {package_dir} cannot serve {', '.join(self.required)}: {'; '.join(problems)}"
+            )
+            self.module.fail_json(**result)
+        self.module.exit_json(**result)
+
+    def import_check(self):
+        python = self.params["python"] or os.path.join(self.params["path"], "bin", "python")
+        if not os.access(python, os.X_OK):
+            self.module.fail_json(msg=f"import check: {python} is not an executable python; set python")
+        rc, out, err = self.module.run_command(
+            [python, "-c", IMPORT_CHECK_SCRIPT] + self.required,
+            environ_update={"PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        if rc != 0:
+            tail = (err or out).strip().splitlines()[-1:] or ["(no output)"]
+            self.module.fail_json(
+                msg=f"import check: {python} could not import SGLang (rc {rc}): {tail[0]}; the runtime import "
+                "check needs the full stack on the host (torch, ...), or set sglang_install_import_check: false",
+                stderr=err,
+                stdout=out,
+            )
+        try:
+            return parse_import_check(out)
+        except SglangSourceError as exc:
+            self.module.fail_json(msg=f"import check: {exc}", stdout=out, stderr=err)
+
+    def runtime_problems(self, report):
+        problems = []
+        for name in self.required:
+            if not report.get("accepted", {}).get(name):
+                problems.append(f"at run time SpeculativeAlgorithm.from_string({name!r}) fails")
+            elif name in DFLASH_CAPTURE_ALGORITHMS and report["accepted"][name] not in report.get("is_dflash", []):
+                problems.append(f"at run time is_dflash() is false for {name}")
+        return problems
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            required_algorithms=dict(type="list", elements="str", default=[]),
+            import_check=dict(type="bool", default=False),
+            python=dict(type="path"),
+        ),
+        supports_check_mode=True,
+    )
+    SglangReleaseInfo(module).run()
+
+
+if __name__ == "__main__":
+    main()
