@@ -1,0 +1,646 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The LLM probe: one small completion, timed, read and judged. Used by the llm_probe module.
+
+    result = Probe(base_url="http://127.0.0.1:30000").run()
+    result["failed"], result["msg"], result["tokens_per_second"], ...
+
+``run()`` never raises for anything a server does: every outcome is a result dict with
+``failed`` and a ``msg`` naming the cause and the numbers. The request is streamed by default
+and read on a worker thread, so the main thread can judge on deadlines while tokens are still
+due: no first token by ``max_ttft`` fails at that moment, and once the first token is in, a
+stream that can no longer reach ``min_tokens_per_second`` even if every remaining token
+arrived at once fails at that moment too. The field report's server (first token after
+17.6 s, then one '!' every 17.6 s) is judged at ``max_ttft``, not after 141 s.
+
+Decode rate (``tokens_per_second``) counts the tokens after the first over the time from the
+first token to the last, so a slow prefill and a slow decoder are told apart; the token count
+comes from ``usage`` (asked for with ``stream_options.include_usage``), else from
+``/generate``'s ``meta_info``, else one per non-empty chunk.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import queue
+import re
+import socket
+import threading
+import time
+
+from ansible_collections.ddtree.sglang.plugins.module_utils import _degeneracy, _readiness
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
+    HttpClient,
+    HttpError,
+    cut,
+    describe_transport_error,
+    http_status_error,
+)
+from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
+
+PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions", "generate": "/generate"}
+
+# Defaults, shared with the module's argument_spec. Why each threshold is what it is:
+# - max_ttft 5 s: a first token for a 1-word prompt takes well under 1 s on every supported GPU
+#   class (a 27B model's prefill of a few tokens is tens of ms; even a cold first request stays
+#   under 2-3 s). 5 s leaves room for that and for a busy server, and keeps the field report's
+#   failure (first token at 17.6 s) judged about 5 s after the request, within 10 s of starting
+#   Ansible on a slow controller.
+# - min_tokens_per_second 5: the slowest supported class decodes a 27B model at 15+ tok/s
+#   without speculation; below 5 tok/s a server is unusable, and the field report's 0.057 tok/s
+#   is two orders of magnitude lower, so the margin is wide both ways.
+# - timeout 30 s: the budget of the probe proper; with the defaults a healthy server answers
+#   8 tokens in well under a second, and a failing one is judged by the thresholds first.
+DEFAULTS = {
+    "api": "completions",
+    "model": None,
+    "prompt": "Hello",
+    "messages": None,
+    "max_tokens": 8,
+    "temperature": 0.0,
+    "stream": True,
+    "timeout": 30.0,
+    "wait_ready": 0.0,
+    "ready_path": "/health",
+    "api_key": None,
+    "validate_certs": True,
+    "headers": None,
+    "min_tokens_per_second": 5.0,
+    "max_ttft": 5.0,
+    "min_completion_tokens": 1,
+    "expect_finish_reason": None,
+    "expect": None,
+    "degenerate": "fail",
+}
+SERVER_INFO_PATHS = ("/server_info", "/get_server_info")  # newer SGLang first; older have only the second
+SERVER_INFO_KEYS = (
+    "version",
+    "speculative_algorithm",
+    "speculative_draft_model_path",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "speculative_ddtree_budget",
+    "model_path",
+    "served_model_name",
+    "attention_backend",
+    "mem_fraction_static",
+    "disable_cuda_graph",
+    "cuda_graph_max_bs",
+    "tp_size",
+)
+MODELS_TIMEOUT = 10.0
+INFO_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0
+
+
+def _r(x, nd=3):
+    return None if x is None else round(x, nd)
+
+
+def _num(x):
+    """A rate or a time for a message: 0.0568 -> '0.0568', 5.0 -> '5', 40.123 -> '40.1', 141.2 -> '141'."""
+    if x is None:
+        return "?"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.3g}"
+
+
+class ProbeError(Exception):
+    """Bad probe options (a user error, reported before any request)."""
+
+
+class Probe:
+    def __init__(self, base_url, clock=time.monotonic, **options):
+        unknown = set(options) - set(DEFAULTS)
+        if unknown:
+            raise ProbeError("unknown probe option(s): {}".format(", ".join(sorted(unknown))))
+        o = dict(DEFAULTS)
+        o.update((k, v) for k, v in options.items() if v is not None or k in ("model", "expect"))
+        self.o = o
+        self.base_url = (base_url or "").rstrip("/")
+        self.clock = clock
+        self._validate()
+        self.client = HttpClient(
+            self.base_url,
+            timeout=o["timeout"],
+            api_key=o["api_key"],
+            validate_certs=o["validate_certs"],
+            headers=o["headers"],
+        )
+
+    # ------------------------------------------------------------------ options
+    def _validate(self):
+        o = self.o
+        if not re.match(r"^https?://[^/\s]+", self.base_url):
+            raise ProbeError(
+                "base_url must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:30000; "
+                f"got {self.base_url!r}"
+            )
+        if o["api"] not in PATHS:
+            raise ProbeError("api must be one of {}; got {!r}".format(", ".join(PATHS), o["api"]))
+        if o["max_tokens"] < 1:
+            raise ProbeError("max_tokens must be at least 1; got {}".format(o["max_tokens"]))
+        if o["timeout"] <= 0:
+            raise ProbeError("timeout must be a positive number of seconds; got {}".format(o["timeout"]))
+        if o["wait_ready"] < 0:
+            raise ProbeError(
+                "wait_ready must be 0 (no wait) or a positive number of seconds; got {}".format(o["wait_ready"])
+            )
+        for k in ("min_tokens_per_second", "max_ttft"):
+            if o[k] is not None and o[k] < 0:
+                raise ProbeError(f"{k} must be 0 (off) or positive; got {o[k]}")
+        if o["min_completion_tokens"] is not None and o["min_completion_tokens"] > o["max_tokens"]:
+            raise ProbeError(
+                f"min_completion_tokens ({o['min_completion_tokens']}) cannot exceed max_tokens ({o['max_tokens']}): "
+                "raise max_tokens or lower the minimum"
+            )
+        if o["messages"] and o["api"] != "chat":
+            raise ProbeError("messages is only used with api=chat; set api: chat or use prompt")
+        if o["degenerate"] not in ("fail", "warn", "ignore"):
+            raise ProbeError("degenerate must be fail, warn or ignore; got {!r}".format(o["degenerate"]))
+        self.expect_re = None
+        if o["expect"]:
+            try:
+                self.expect_re = re.compile(o["expect"])
+            except re.error as exc:
+                raise ProbeError(
+                    "expect is not a valid regular expression ({}): {!r}".format(exc, o["expect"])
+                ) from None
+
+    # ------------------------------------------------------------------ run
+    def run(self):
+        o = self.o
+        self.t0 = self.clock()
+        self.result = {
+            "api": o["api"],
+            "url": self.base_url + PATHS[o["api"]],
+            "model": o["model"],
+            "stream": o["stream"],
+            "text": "",
+            "completion_tokens": 0,
+            "prompt_tokens": None,
+            "token_count_source": None,
+            "finish_reason": None,
+            "ttft_s": None,
+            "total_s": None,
+            "tokens_per_second": None,
+            "e2e_tokens_per_second": None,
+            "degenerate": None,
+            "degenerate_reason": None,
+            "http_status": None,
+            "server": None,
+            "spec": None,
+            "readiness": None,
+            "transport_error": None,
+            "reasons": [],
+            "warnings": [],
+        }
+        self.cut_by_verdict = False
+        try:
+            self._run()
+        finally:
+            self.client.close()
+        res = self.result
+        res["failed"] = bool(res["reasons"])
+        res["verdict"] = "fail" if res["failed"] else "pass"
+        res["elapsed_s"] = _r(self.clock() - self.t0)
+        if res["failed"]:
+            res["msg"] = "; ".join(res["reasons"])
+        else:
+            res["msg"] = self._summary()
+        return res
+
+    def _fail(self, reason):
+        self.result["reasons"].append(reason)
+
+    def _run(self):
+        o = self.o
+        if o["wait_ready"] > 0:
+            r = _readiness.wait(
+                self.base_url,
+                o["wait_ready"],
+                interval=min(1.0, max(0.1, o["wait_ready"] / 20.0)),
+                timeout=min(5.0, o["wait_ready"]),
+                path=o["ready_path"],
+                client=self.client,
+            )
+            self.result["readiness"] = {
+                "phase": r.phase,
+                "http_status": r.http_status,
+                "detail": r.detail,
+                "waited_s": r.elapsed,
+            }
+            if not r.ready:
+                self._fail(
+                    "server not ready after waiting {} s (wait_ready): {}".format(_num(o["wait_ready"]), r.detail)
+                )
+                return
+        self.deadline = self.clock() + o["timeout"]
+        if not o["model"] and o["api"] != "generate":
+            try:
+                self.result["model"] = self._first_model()
+            except HttpError as exc:
+                self._fail(f"cannot list models (to pick one; or set model): {exc.message}")
+                self.result["http_status"] = exc.status
+                return
+        transport_failed = self._request()
+        self._judge()
+        if not transport_failed:
+            self._server_info()
+
+    def _left(self):
+        return self.deadline - self.clock()
+
+    def _first_model(self):
+        data = self.client.get_json(
+            "/v1/models", timeout=(CONNECT_TIMEOUT, max(0.5, min(MODELS_TIMEOUT, self._left())))
+        )
+        models = data.get("data") if isinstance(data, dict) else None
+        if not models:
+            raise HttpError("invalid", f"GET {self.base_url}/v1/models lists no models")
+        first = models[0]
+        return first.get("id") if isinstance(first, dict) else str(first)
+
+    def _payload(self):
+        o = self.o
+        if o["api"] == "generate":
+            return {
+                "text": o["prompt"],
+                "sampling_params": {"max_new_tokens": o["max_tokens"], "temperature": o["temperature"]},
+                "stream": o["stream"],
+            }
+        body = {"model": self.result["model"], "max_tokens": o["max_tokens"], "temperature": o["temperature"]}
+        if o["api"] == "chat":
+            body["messages"] = o["messages"] or [{"role": "user", "content": o["prompt"]}]
+        else:
+            body["prompt"] = o["prompt"]
+        if o["stream"]:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    # ------------------------------------------------------------------ request
+    def _request(self):
+        """Send the completion; returns True when no HTTP answer came (transport failure)."""
+        if self.o["stream"]:
+            return self._request_stream()
+        return self._request_plain()
+
+    def _request_plain(self):
+        o = self.o
+        path = PATHS[o["api"]]
+        limit = self._left()
+        judged = False
+        # Without a stream the answer comes at the end: by max_ttft + (max_tokens - 1) / min rate it
+        # either came or cannot pass any more.
+        if o["max_ttft"] and o["min_tokens_per_second"]:
+            bound = o["max_ttft"] + (o["max_tokens"] - 1) / float(o["min_tokens_per_second"])
+            if bound < limit:
+                limit, judged = bound, True
+        t_req = self.clock()
+        try:
+            resp = self.client.request(
+                "POST", path, json_body=self._payload(), timeout=(min(CONNECT_TIMEOUT, limit), limit)
+            )
+            body = resp.text
+        except HttpError as exc:
+            return self._transport_failure(exc, judged, limit)
+        except Exception as exc:  # a body that broke off: requests raises its own exceptions here
+            kind, msg = describe_transport_error(exc, "POST", self.client.url(path), limit)
+            return self._transport_failure(HttpError(kind, msg), judged, limit)
+        t_end = self.clock()
+        self.result["http_status"] = resp.status_code
+        self.result["total_s"] = _r(t_end - t_req)
+        if resp.status_code != 200:
+            self._fail(http_status_error("POST", self.client.url(path), resp.status_code, body).message)
+            return False
+        try:
+            data = resp.json()
+        except ValueError:
+            self._fail(f"POST {self.client.url(path)} answered 200 with a body that is not JSON: {cut(body, 120)}")
+            return False
+        state = StreamState(o["api"])
+        if o["api"] == "generate":
+            obj = data[0] if isinstance(data, list) and data else data
+            state.add(interpret("generate", json.dumps(obj)), t_end)
+        else:
+            state.add(interpret(o["api"], json.dumps(_as_chunk(data))), t_end)
+        self._take_state(state, t_req, t_end)
+        return False
+
+    def _transport_failure(self, exc, judged, limit):
+        o = self.o
+        if exc.kind == "timeout" and judged:
+            self._fail(
+                "no answer within {} s (not streamed): a first token by max_ttft {} s and {} more at "
+                "min_tokens_per_second {} would have been done by then".format(
+                    _num(limit), _num(o["max_ttft"]), o["max_tokens"] - 1, _num(o["min_tokens_per_second"])
+                )
+            )
+        elif exc.kind == "timeout":
+            self._fail("no answer within the probe's timeout of {} s: {}".format(_num(o["timeout"]), exc.message))
+        else:
+            self._fail(exc.message)
+        self.result["transport_error"] = exc.kind
+        return exc.kind in ("refused", "tls", "connect", "invalid") or exc.kind == "timeout"
+
+    def _request_stream(self):
+        o = self.o
+        path = PATHS[o["api"]]
+        url = self.client.url(path)
+        q = queue.Queue()
+        holder = {}
+        budget = max(0.1, self._left())
+        payload = self._payload()
+        clock = self.clock
+
+        def worker():
+            try:
+                resp = self.client.request(
+                    "POST", path, json_body=payload, timeout=(min(CONNECT_TIMEOUT, budget), budget), stream=True
+                )
+                holder["resp"] = resp
+                q.put(("response", resp.status_code, clock()))
+                if resp.status_code != 200:
+                    q.put(("status", resp.text, clock()))
+                    return
+                te = resp.headers.get("transfer-encoding", "").lower()
+                # Chunked: each HTTP chunk as it comes. Otherwise read byte-wise so nothing waits for a full buffer.
+                size = None if "chunked" in te else 1
+                parser = SSEParser()
+                for chunk in resp.iter_content(chunk_size=size):
+                    t = clock()
+                    for data in parser.feed(chunk):
+                        q.put(("data", data, t))
+                for data in parser.close():
+                    q.put(("data", data, clock()))
+                q.put(("eof", None, clock()))
+            except HttpError as exc:
+                q.put(("error", exc, clock()))
+            except Exception as exc:  # requests' mid-stream errors, or the probe closing the response
+                kind, msg = describe_transport_error(exc, "POST", url, budget)
+                q.put(("error", HttpError(kind, msg), clock()))
+
+        state = StreamState(o["api"])
+        t_req = clock()
+        thread = threading.Thread(target=worker, name="llm_probe-stream")
+        thread.daemon = True
+        thread.start()
+        ttft_deadline = t_req + o["max_ttft"] if o["max_ttft"] else None
+        outcome = None
+        t_end = None
+        try:
+            while outcome is None:
+                now = clock()
+                limit, why = self.deadline, "budget"
+                if state.t_first is None:
+                    if ttft_deadline is not None and ttft_deadline < limit:
+                        limit, why = ttft_deadline, "ttft"
+                elif o["min_tokens_per_second"]:
+                    # The latest time the stream can end and still reach the minimum decode rate.
+                    remaining = o["max_tokens"] - (state.first_chunk_tokens or 1)
+                    decode_deadline = state.t_first + remaining / float(o["min_tokens_per_second"])
+                    if decode_deadline < limit:
+                        limit, why = decode_deadline, "decode"
+                wait = limit - now
+                if wait <= 0:
+                    outcome = why
+                    t_end = now
+                    break
+                try:
+                    kind, value, t = q.get(timeout=wait)
+                except queue.Empty:
+                    continue
+                if kind == "response":
+                    self.result["http_status"] = value
+                elif kind == "status":
+                    self._fail(http_status_error("POST", url, self.result["http_status"], value).message)
+                    return False
+                elif kind == "error":
+                    self.result["transport_error"] = value.kind
+                    if state.t_first is not None or self.result["http_status"]:
+                        self._take_state(state, t_req, t)
+                        self._fail(f"stream broke off after {state.completion_tokens} token(s): {value.message}")
+                        return False
+                    self._fail(value.message)
+                    return value.kind in ("refused", "tls", "connect", "invalid", "timeout")
+                elif kind == "data":
+                    ev = interpret(o["api"], value)
+                    state.add(ev, t)
+                    if ev.kind == "error":
+                        outcome, t_end = "error", t
+                    elif ev.kind == "done":
+                        outcome, t_end = "done", t
+                elif kind == "eof":
+                    outcome, t_end = "eof", t
+        finally:
+            if outcome not in ("done", "eof"):
+                _abort(holder.get("resp"))
+        self._take_state(state, t_req, t_end)
+        res = self.result
+        self.cut_by_verdict = outcome in ("ttft", "decode", "budget")
+        if outcome == "ttft":
+            res["ttft_s"] = None
+            self._fail(
+                "no first token within {} s (max_ttft){}".format(
+                    _num(o["max_ttft"]),
+                    "" if res["http_status"] else ": the server accepted the request but sent no answer",
+                )
+            )
+        elif outcome == "decode":
+            after = state.completion_tokens - (state.first_chunk_tokens or 1)
+            span = t_end - state.t_first
+            res["tokens_per_second"] = _r(after / span if span > 0 else 0.0)
+            self._fail(
+                f"decode too slow: {after} token(s) in {_num(span)} s after the first, below "
+                f"min_tokens_per_second {_num(o['min_tokens_per_second'])} whatever follows "
+                f"(first token after {_num(res['ttft_s'])} s)"
+            )
+        elif outcome == "budget":
+            self._fail(
+                f"probe timed out after {_num(o['timeout'])} s (timeout) with {state.completion_tokens} token(s)"
+            )
+        elif outcome == "error":
+            self._fail(f"error in the stream after {state.completion_tokens} token(s): {cut(state.error, 300)}")
+        elif outcome == "eof" and not state.done and not state.finish_reason:
+            self._fail(
+                f"the stream ended without a finish reason or [DONE] after {state.completion_tokens} token(s): "
+                "cut off by the server?"
+            )
+        if state.ignored:
+            res["warnings"].append(
+                f"ignored {len(state.ignored)} unreadable stream event(s), first: {state.ignored[0]}"
+            )
+        return False
+
+    # ------------------------------------------------------------------ measure and judge
+    def _take_state(self, state, t_req, t_end):
+        res = self.result
+        o = self.o
+        res["text"] = state.text
+        if state.reasoning:
+            res["reasoning_text"] = state.reasoning
+        res["completion_tokens"] = state.completion_tokens
+        res["token_count_source"] = (
+            state.token_source if (state.content_chunks or state.usage or state.meta_tokens) else None
+        )
+        res["finish_reason"] = state.finish_reason
+        if state.usage and state.usage.get("prompt_tokens") is not None:
+            res["prompt_tokens"] = state.usage.get("prompt_tokens")
+        if state.meta:
+            if state.meta.get("prompt_tokens") is not None:
+                res["prompt_tokens"] = state.meta.get("prompt_tokens")
+            spec = _spec_from_meta(state.meta)
+            if spec:
+                res["spec"] = spec
+        if state.model and not res["model"]:
+            res["model"] = state.model
+        if t_end is not None:
+            res["total_s"] = _r(t_end - t_req)
+        if o["stream"] and state.t_first is not None:
+            res["ttft_s"] = _r(state.t_first - t_req)
+            after = state.completion_tokens - (state.first_chunk_tokens or 1)
+            span = (state.t_last or state.t_first) - state.t_first
+            if after > 0 and span > 0:
+                res["tokens_per_second"] = _r(after / span)
+        if t_end is not None and t_end > t_req and state.completion_tokens:
+            res["e2e_tokens_per_second"] = _r(state.completion_tokens / (t_end - t_req))
+
+    def _judge(self):
+        """Thresholds over a finished (or cut) completion; failures already recorded stay first."""
+        o = self.o
+        res = self.result
+        answered = res["http_status"] == 200
+        if not answered:
+            return
+        text = res["text"] + res.get("reasoning_text", "")
+        if res["completion_tokens"] or res["finish_reason"] or not res["reasons"]:
+            deg, why = _degeneracy.check(text)
+            res["degenerate"], res["degenerate_reason"] = deg, why
+            if deg and o["degenerate"] == "fail":
+                res["reasons"].insert(0, f"output degenerate: {why}")
+            elif deg and o["degenerate"] == "warn":
+                res["warnings"].append(f"output degenerate: {why}")
+        if self.cut_by_verdict:
+            return  # the stream was cut by a verdict: its partial numbers would only repeat it
+        min_tps = o["min_tokens_per_second"]
+        if min_tps:
+            rate, label = res["tokens_per_second"], "decode"
+            if rate is None and res["completion_tokens"] > 1:
+                # Not streamed, or everything in one chunk: only the end-to-end rate is measurable.
+                rate, label = res["e2e_tokens_per_second"], "end-to-end"
+            if rate is not None and rate < min_tps:
+                res["reasons"].append(f"{label} {_num(rate)} tok/s < {_num(min_tps)}")
+        if o["max_ttft"] and res["ttft_s"] is not None and res["ttft_s"] > o["max_ttft"]:
+            res["reasons"].append(
+                "first token after {} s > max_ttft {} s".format(_num(res["ttft_s"]), _num(o["max_ttft"]))
+            )
+        mct = o["min_completion_tokens"]
+        if mct and res["completion_tokens"] < mct:
+            res["reasons"].append(f"{res['completion_tokens']} completion token(s) < min_completion_tokens {mct}")
+        efr = o["expect_finish_reason"]
+        if efr and res["finish_reason"] != efr:
+            res["reasons"].append("finish_reason {!r}, expected {!r}".format(res["finish_reason"], efr))
+        if self.expect_re is not None and not self.expect_re.search(text):
+            res["reasons"].append("text {!r} does not match expect {!r}".format(cut(text, 80), o["expect"]))
+
+    def _summary(self):
+        r = self.result
+        parts = [f"{r['completion_tokens']} token(s)"]
+        if r["ttft_s"] is not None:
+            parts.append("first after {} s".format(_num(r["ttft_s"])))
+        if r["tokens_per_second"] is not None:
+            parts.append("decode {} tok/s".format(_num(r["tokens_per_second"])))
+        if r["e2e_tokens_per_second"] is not None:
+            parts.append("end-to-end {} tok/s".format(_num(r["e2e_tokens_per_second"])))
+        parts.append("finish {}".format(r["finish_reason"]))
+        if r["spec"] and r["spec"].get("accept_length") is not None:
+            parts.append("accept length {}".format(_num(r["spec"]["accept_length"])))
+        return "ok: " + ", ".join(parts)
+
+    # ------------------------------------------------------------------ server facts
+    def _server_info(self):
+        """Version and speculative settings from /server_info or /get_server_info; best effort, bounded."""
+        info = None
+        for path in SERVER_INFO_PATHS:
+            left = self._left()
+            if left <= 0.2:
+                return
+            try:
+                data = self.client.get_json(path, timeout=(min(CONNECT_TIMEOUT, left), min(INFO_TIMEOUT, left)))
+            except HttpError as exc:
+                if exc.kind == "http" and exc.status in (404, 405):
+                    continue
+                return
+            if isinstance(data, dict):
+                info = data
+                info["_path"] = path
+            break
+        if not info:
+            return
+        server = dict((k, info.get(k)) for k in SERVER_INFO_KEYS if k in info)
+        server["source"] = info["_path"]
+        self.result["server"] = server
+        if not self.result["model"]:
+            self.result["model"] = info.get("served_model_name") or info.get("model_path")
+        if self.result["spec"] is None:
+            states = info.get("internal_states")
+            st = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else {}
+            if st.get("avg_spec_accept_length") is not None:
+                self.result["spec"] = {
+                    "accept_length": st.get("avg_spec_accept_length"),
+                    "accept_rate": None,
+                    "verify_ct": None,
+                    "source": info["_path"],
+                }
+
+
+def _abort(resp):
+    """Stop the worker reading a stream the verdict no longer needs.
+
+    ``resp.close()`` would wait for the worker's blocked read (the buffered reader's lock), up to
+    the server's next byte; shutting the socket down wakes that read at once. Best effort: when
+    the socket is out of reach the daemon worker is left to end with the process.
+    """
+    if resp is None:
+        return
+    sock = getattr(getattr(resp.raw, "_connection", None), "sock", None)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass
+
+
+def _spec_from_meta(meta):
+    if meta.get("spec_verify_ct") is None and meta.get("spec_accept_length") is None:
+        return None
+    ct = meta.get("spec_verify_ct")
+    length = meta.get("spec_accept_length")
+    if length is None and ct:
+        length = meta.get("completion_tokens", 0) / float(ct)
+    return {
+        "accept_length": length,
+        "accept_rate": meta.get("spec_accept_rate"),
+        "verify_ct": ct,
+        "source": "meta_info",
+    }
+
+
+def _as_chunk(data):
+    """A non-streamed OpenAI answer as one stream chunk (message -> delta), for one reading path."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    choices = []
+    for c in data.get("choices") or []:
+        c = dict(c)
+        if "message" in c and "delta" not in c:
+            c["delta"] = c.pop("message") or {}
+        choices.append(c)
+    out["choices"] = choices
+    return out

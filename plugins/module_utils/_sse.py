@@ -1,0 +1,254 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A tolerant reader of Server-Sent Events and OpenAI-style token streams.
+
+Three layers, each usable alone:
+
+- ``SSEParser`` turns bytes as they arrive into event ``data`` strings (``\\n``, ``\\r\\n`` or
+  ``\\r`` line ends, multi-line ``data:``, ``:`` comments, other fields ignored, a last event
+  without its blank line still delivered at the end).
+- ``interpret(api, data)`` reads one event of an OpenAI ``/v1/completions`` or
+  ``/v1/chat/completions`` stream, or of SGLang's native ``/generate`` stream, into a
+  ``StreamEvent``: text, reasoning text, finish reason, usage, an error, or ``[DONE]``.
+- ``StreamState`` adds events up with their arrival times: text, time of the first token,
+  of the last, and the completion token count from the best source the server gave
+  (``usage``, then ``/generate``'s ``meta_info``, else one token per non-empty chunk).
+
+Real servers differ: SGLang sends a finish chunk and, with ``stream_options.include_usage``,
+a usage chunk with ``choices: []``; vLLM sends a first chunk holding only the role; llama.cpp
+may omit usage; any of them may send ``data: {"error": ...}`` in the middle of a stream.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+
+APIS = ("completions", "chat", "generate")
+
+
+class SSEParser:
+    """Incremental SSE parser: ``feed(bytes)`` returns the data of each event completed so far."""
+
+    def __init__(self):
+        self._buf = b""
+        self._data = []
+        self._pending_cr = False
+
+    def feed(self, chunk):
+        if not chunk:
+            return []
+        self._buf += chunk
+        events = []
+        while True:
+            idx = -1
+            for sep in (b"\n", b"\r"):
+                i = self._buf.find(sep)
+                if i != -1 and (idx == -1 or i < idx):
+                    idx = i
+            if idx == -1:
+                break
+            line = self._buf[:idx]
+            end = idx + 1
+            if self._buf[idx : idx + 1] == b"\r":
+                if end < len(self._buf):
+                    if self._buf[end : end + 1] == b"\n":
+                        end += 1
+                else:
+                    break  # a lone \r at the end: wait to see whether \n follows
+            self._buf = self._buf[end:]
+            ev = self._line(line)
+            if ev is not None:
+                events.append(ev)
+        return events
+
+    def close(self):
+        """End of stream: deliver what is pending even without the final blank line."""
+        events = []
+        if self._buf:
+            ev = self._line(self._buf.rstrip(b"\r"))
+            self._buf = b""
+            if ev is not None:
+                events.append(ev)
+        if self._data:
+            events.append("\n".join(self._data))
+            self._data = []
+        return events
+
+    def _line(self, raw):
+        line = raw.decode("utf-8", "replace")
+        if line == "":
+            if self._data:
+                data = "\n".join(self._data)
+                self._data = []
+                return data
+            return None
+        if line.startswith(":"):
+            return None  # a comment (keep-alive)
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+        return None  # event:, id:, retry: carry nothing a probe needs
+
+
+class StreamEvent:
+    """One interpreted event. ``kind``: chunk, done, error or ignored."""
+
+    __slots__ = ("kind", "text", "reasoning", "finish_reason", "usage", "tokens", "meta", "error", "model")
+
+    def __init__(
+        self,
+        kind,
+        text="",
+        reasoning="",
+        finish_reason=None,
+        usage=None,
+        tokens=None,
+        meta=None,
+        error=None,
+        model=None,
+    ):
+        self.kind = kind
+        self.text = text
+        self.reasoning = reasoning
+        self.finish_reason = finish_reason
+        self.usage = usage
+        self.tokens = tokens
+        self.meta = meta
+        self.error = error
+        self.model = model
+
+    def __repr__(self):
+        return (
+            f"StreamEvent({self.kind}, text={self.text!r}, finish={self.finish_reason!r}, "
+            f"usage={self.usage!r}, error={self.error!r})"
+        )
+
+
+def _error_message(err):
+    if isinstance(err, dict):
+        return str(err.get("message") or json.dumps(err))
+    return str(err)
+
+
+def interpret(api, data):
+    """Read one event's data string of a stream of ``api`` (completions, chat or generate)."""
+    stripped = data.strip()
+    if stripped == "[DONE]":
+        return StreamEvent("done")
+    if not stripped:
+        return StreamEvent("ignored")
+    try:
+        obj = json.loads(stripped)
+    except ValueError:
+        return StreamEvent("ignored", error=f"non-JSON event: {stripped[:120]}")
+    if not isinstance(obj, dict):
+        return StreamEvent("ignored", error=f"unexpected event: {stripped[:120]}")
+    if "error" in obj and obj["error"]:
+        return StreamEvent("error", error=_error_message(obj["error"]))
+    if obj.get("object") == "error":
+        return StreamEvent("error", error=_error_message(obj))
+    if api == "generate":
+        meta = obj.get("meta_info") or {}
+        fr = meta.get("finish_reason")
+        if isinstance(fr, dict):
+            fr = fr.get("type")
+        tokens = meta.get("completion_tokens")
+        return StreamEvent("chunk", text=obj.get("text") or "", finish_reason=fr, tokens=tokens, meta=meta)
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else None
+    text, reasoning, finish = "", "", None
+    for choice in obj.get("choices") or []:
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        if api == "chat":
+            delta = choice.get("delta") or choice.get("message") or {}
+            text = delta.get("content") or ""
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        else:
+            text = choice.get("text") or ""
+        finish = choice.get("finish_reason") or finish
+    return StreamEvent(
+        "chunk", text=text, reasoning=reasoning, finish_reason=finish, usage=usage, model=obj.get("model")
+    )
+
+
+class StreamState:
+    """What a stream said so far, with times (monotonic seconds) of the first and last token."""
+
+    def __init__(self, api):
+        self.api = api
+        self.text = ""
+        self.reasoning = ""
+        self.events = 0  # data events, [DONE] included
+        self.content_chunks = 0  # chunks that carried text or reasoning
+        self.ignored = []
+        self.usage = None
+        self.meta = None
+        self.meta_tokens = None
+        self.first_chunk_tokens = None
+        self.finish_reason = None
+        self.error = None
+        self.done = False
+        self.model = None
+        self.t_first = None
+        self.t_last = None
+
+    def add(self, event, t):
+        """Fold one StreamEvent in, received at monotonic time ``t``; returns True when it brought tokens."""
+        self.events += 1
+        if event.kind == "done":
+            self.done = True
+            return False
+        if event.kind == "error":
+            self.error = event.error
+            return False
+        if event.kind == "ignored":
+            if event.error:
+                self.ignored.append(event.error)
+            return False
+        self.model = event.model or self.model
+        if event.usage:
+            self.usage = event.usage
+        if event.finish_reason:
+            self.finish_reason = event.finish_reason
+        new = event.text
+        if self.api == "generate":
+            self.meta = event.meta
+            if event.tokens is not None:
+                self.meta_tokens = event.tokens
+            # SGLang's /generate streams the text so far; with incremental output it streams pieces.
+            if new.startswith(self.text):
+                new = new[len(self.text) :]
+                self.text = event.text
+            else:
+                self.text += new
+        else:
+            self.text += new
+        self.reasoning += event.reasoning
+        if new or event.reasoning:
+            self.content_chunks += 1
+            if self.t_first is None:
+                self.t_first = t
+                self.first_chunk_tokens = event.tokens if self.api == "generate" and event.tokens else 1
+            self.t_last = t
+            return True
+        return False
+
+    @property
+    def token_source(self):
+        if self.usage and self.usage.get("completion_tokens") is not None:
+            return "usage"
+        if self.meta_tokens is not None:
+            return "meta_info"
+        return "chunks"
+
+    @property
+    def completion_tokens(self):
+        src = self.token_source
+        if src == "usage":
+            return int(self.usage["completion_tokens"])
+        if src == "meta_info":
+            return int(self.meta_tokens)
+        return self.content_chunks
