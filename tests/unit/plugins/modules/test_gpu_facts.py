@@ -1,0 +1,223 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu_facts: runs a real (stand-in) nvidia-smi executable and reports facts or a clear failure."""
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+from ansible_collections.ddtree.sglang.plugins.module_utils import _gpu
+from ansible_collections.ddtree.sglang.plugins.modules import gpu_facts
+
+REPO = Path(__file__).resolve().parents[4]
+SIM = REPO / "tests" / "sglang_sim" / "nvidia_smi.py"
+
+A6000X2 = (
+    "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01\n"
+    "1, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02\n"
+)
+NO_DRIVER = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n"
+)
+
+
+class ExitJson(Exception):
+    pass
+
+
+class FailJson(Exception):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def capture_exit(monkeypatch):
+    def exit_json(self, **kwargs):
+        raise ExitJson(kwargs)
+
+    def fail_json(self, msg, **kwargs):
+        kwargs["msg"] = msg
+        raise FailJson(kwargs)
+
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warnings.append(text))
+    return warnings
+
+
+def fake_nvidia_smi(tmp_path, stdout="", stderr="", rc=0):
+    """An executable that prints like nvidia-smi and records its arguments."""
+    script = tmp_path / "nvidia-smi"
+    script.write_text(
+        "#!{python}\nimport sys\nopen({args!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        "sys.stdout.write({out!r})\nsys.stderr.write({err!r})\nsys.exit({rc})\n".format(
+            python=sys.executable, args=str(tmp_path / "args"), out=stdout, err=stderr, rc=rc
+        )
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def run(params):
+    with patch_module_args(params):
+        with pytest.raises((ExitJson, FailJson)) as info:
+            gpu_facts.main()
+    return info.type is ExitJson, info.value.args[0]
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_facts_of_a_ct129_class_host(tmp_path, check_mode):
+    script = fake_nvidia_smi(tmp_path, A6000X2)
+    ok, result = run({"nvidia_smi_path": str(script), "_ansible_check_mode": check_mode})
+    assert ok, result
+    assert result["changed"] is False
+    facts = result["ansible_facts"]
+    assert facts["gpu_count"] == 2
+    assert facts["gpu_class"] == "ampere_48g"
+    assert facts["gpus"][1] == {
+        "index": 1,
+        "name": "NVIDIA RTX A6000",
+        "memory_total_mib": 49140,
+        "compute_cap": "8.6",
+        "driver_version": "550.127.05",
+        "uuid": "GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02",
+    }
+    # the documented query, exactly
+    assert (tmp_path / "args").read_text() == " ".join(_gpu.NVIDIA_SMI_ARGS)
+
+
+def test_nvidia_smi_is_found_on_path(tmp_path, monkeypatch):
+    fake_nvidia_smi(tmp_path, A6000X2)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    ok, result = run({})
+    assert ok, result
+    assert result["nvidia_smi_path"] == str(tmp_path / "nvidia-smi")
+
+
+def test_missing_nvidia_smi_on_path_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(gpu_facts, "EXTRA_BIN_DIRS", [str(tmp_path / "nowhere")])
+    ok, result = run({})
+    assert not ok
+    assert "nvidia-smi was not found on PATH" in result["msg"]
+    assert "nvidia_smi_path" in result["msg"]
+
+
+def test_missing_nvidia_smi_at_a_given_path(tmp_path):
+    ok, result = run({"nvidia_smi_path": str(tmp_path / "bin" / "nvidia-smi")})
+    assert not ok
+    assert f"Cannot run nvidia-smi at {tmp_path / 'bin' / 'nvidia-smi'}: No such file or directory" in result["msg"]
+
+
+def test_driver_not_loaded_quotes_nvidia_smi_and_its_exit_code(tmp_path):
+    # real nvidia-smi prints this on stdout and exits 9
+    script = fake_nvidia_smi(tmp_path, stdout=NO_DRIVER, rc=9)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok
+    assert result["msg"].startswith("nvidia-smi failed (exit code 9): NVIDIA-SMI has failed because it couldn't")
+    assert "The NVIDIA kernel driver is not loaded" in result["msg"]
+    assert result["rc"] == 9 and result["stdout"] == NO_DRIVER
+
+
+@pytest.mark.parametrize(
+    ("stdout", "stderr", "rc", "hint"),
+    [
+        ("No devices were found\n", "", 6, "nvidia-smi sees no GPU"),
+        ("Failed to initialize NVML: Driver/library version mismatch\n", "", 18, "reboot the host"),
+        ("", "NVML Shared Library Not Found\n", 12, "libnvidia-ml.so was not found"),
+        ('Field "compute_cap" is not a valid field to query.\n', "", 2, "driver 510 or newer"),
+        ("", "something new\n", 255, None),
+    ],
+)
+def test_other_nvidia_smi_failures_are_quoted_with_a_hint(tmp_path, stdout, stderr, rc, hint):
+    script = fake_nvidia_smi(tmp_path, stdout=stdout, stderr=stderr, rc=rc)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok
+    assert f"nvidia-smi failed (exit code {rc}): {(stderr or stdout).strip()}" in result["msg"]
+    if hint:
+        assert hint in result["msg"]
+
+
+def test_unparsable_output_fails_quoting_the_line(tmp_path):
+    script = fake_nvidia_smi(tmp_path, "index, name\n0, NVIDIA RTX A6000\n")
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok
+    assert "Cannot parse nvidia-smi output line 'index, name'" in result["msg"]
+
+
+@pytest.mark.parametrize(
+    ("stdout", "expected"),
+    [
+        ("0, NVIDIA GeForce RTX 4090, 24564, 8.9, 550.1, GPU-x\n", "Unknown GPU 'NVIDIA GeForce RTX 4090'"),
+        (A6000X2 + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y\n", "mixes GPU models"),
+        ("", "No GPU to classify"),
+    ],
+)
+def test_unknown_or_mixed_gpus_fail_by_default_and_warn_when_allowed(tmp_path, capture_exit, stdout, expected):
+    script = fake_nvidia_smi(tmp_path, stdout)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok
+    assert expected in result["msg"] and "sglang_gpu_class" in result["msg"]
+
+    ok, result = run({"nvidia_smi_path": str(script), "fail_on_unknown_class": False})
+    assert ok, result
+    assert result["ansible_facts"]["gpu_class"] is None
+    assert result["ansible_facts"]["gpu_count"] == stdout.count("\n")
+    assert len(capture_exit) == 1 and expected in capture_exit[0]
+
+
+# --- the stand-in nvidia-smi of the simulated hosts (tests/sglang_sim/nvidia_smi.py) ----------
+
+PRESET_CLASSES = {
+    "rtx_a6000x2": ("ampere_48g", 2),
+    "rtx_pro_6000_bwx8": ("blackwell_rtx_96g", 8),
+    "a40x2": ("ampere_48g", 2),
+    "l40sx4": ("ada_48g", 4),
+    "rtx_6000_adax2": ("ada_48g", 2),
+    "h100x8": ("hopper_80g", 8),
+    "h200x8": ("hopper_141g", 8),
+    "b200x8": ("blackwell_dc_180g", 8),
+}
+
+
+def sim_nvidia_smi(tmp_path, monkeypatch, preset=None):
+    wrapper = tmp_path / "nvidia-smi"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SIM}" "$@"\n')
+    wrapper.chmod(0o755)
+    gpus_file = tmp_path / "gpus.json"
+    if preset is not None:
+        gpus_file.write_text(json.dumps({"preset": preset}))
+    monkeypatch.setenv("DDTREE_SIM_GPUS_FILE", str(gpus_file))
+    return wrapper
+
+
+def test_every_preset_of_the_simulator_is_covered():
+    namespace = {}
+    exec(compile(SIM.read_text(), str(SIM), "exec"), namespace)
+    assert set(namespace["PRESETS"]) == set(PRESET_CLASSES) | {"mixed_a6000_l40s"}
+
+
+@pytest.mark.parametrize(("preset", "expected"), sorted(PRESET_CLASSES.items()))
+def test_simulator_presets_classify_to_their_class(tmp_path, monkeypatch, preset, expected):
+    ok, result = run({"nvidia_smi_path": str(sim_nvidia_smi(tmp_path, monkeypatch, preset))})
+    assert ok, result
+    assert (result["ansible_facts"]["gpu_class"], result["ansible_facts"]["gpu_count"]) == expected
+    assert [gpu["index"] for gpu in result["ansible_facts"]["gpus"]] == list(range(expected[1]))
+
+
+def test_simulator_mixed_preset_fails(tmp_path, monkeypatch):
+    ok, result = run({"nvidia_smi_path": str(sim_nvidia_smi(tmp_path, monkeypatch, "mixed_a6000_l40s"))})
+    assert not ok
+    assert "mixes GPU models (0: NVIDIA RTX A6000, 1: NVIDIA L40S)" in result["msg"]
+
+
+def test_simulator_without_gpus_file_is_the_driver_not_loaded_case(tmp_path, monkeypatch):
+    ok, result = run({"nvidia_smi_path": str(sim_nvidia_smi(tmp_path, monkeypatch))})
+    assert not ok
+    assert "exit code 9" in result["msg"] and "The NVIDIA kernel driver is not loaded" in result["msg"]
