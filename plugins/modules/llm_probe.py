@@ -1,0 +1,426 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+DOCUMENTATION = r"""
+---
+module: llm_probe
+short_description: Prove that a served LLM answers, fast enough and sensibly, or fail with the cause
+version_added: 0.1.0
+description:
+  - Sends one small completion to an SGLang server (or another OpenAI-compatible server such as vLLM or
+    llama.cpp), streamed by default, and judges it. Time to first token and decode rate are measured apart;
+    the output is checked for degeneracy (one token repeated, a short loop, empty output, replacement
+    characters).
+  - A C(/health) or C(/v1/models) check proves only that the HTTP server runs. This module exercises the
+    model itself, which is what catches a speculative decoder that answers C(!!!!!!!!) at 0.057 tok/s.
+  - The verdict is reached as soon as it is known. No first token by O(max_ttft) fails at that moment; once
+    the first token is in, a stream that can no longer reach O(min_tokens_per_second), even if every
+    remaining token arrived at once, fails at that moment. With only O(base_url) set, the field report's
+    failure (first token after 17.6 s, then one C(!) every 17.6 s) fails 4 s after the request
+    instead of 141 s.
+  - "A failed verdict sets C(failed) and a C(msg) naming the cause and the numbers, for example
+    C(output degenerate: 8 x '!'; decode 0.057 tok/s < 5). Server errors are quoted, cut to a readable
+    length, never as a Python traceback. All measured values are returned whether the verdict passes or
+    fails."
+  - The probe runs where the module runs. Use O(delegate_to) to probe from the controller or from another
+    host, or run it on the server host against C(http://127.0.0.1:PORT).
+author:
+  - ddtree.sglang developers
+requirements:
+  - requests
+attributes:
+  check_mode:
+    support: full
+    details: The probe only reads from the server, so it runs in check mode too and reports what it measured.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  base_url:
+    description:
+      - Base URL of the server, without a path, for example C(http://127.0.0.1:30000).
+    type: str
+    required: true
+  api:
+    description:
+      - Which endpoint to probe. V(completions) is C(/v1/completions), V(chat) is C(/v1/chat/completions),
+        V(generate) is SGLang's native C(/generate), which also reports speculative accept length.
+      - V(completions) with a one-word prompt is the smallest request that exercises the model; it does not
+        depend on a chat template.
+    type: str
+    choices: [completions, chat, generate]
+    default: completions
+  model:
+    description:
+      - Model name to send. Default is the first id that C(/v1/models) lists. Not used with O(api=generate).
+    type: str
+  prompt:
+    description:
+      - The prompt (with O(api=chat) the content of a single user message unless O(messages) is set).
+    type: str
+    default: Hello
+  messages:
+    description:
+      - Chat messages (list of dicts with C(role) and C(content)) for O(api=chat).
+    type: list
+    elements: dict
+  max_tokens:
+    description:
+      - Tokens to ask for. Small keeps the probe cheap; 8 is enough to see a degenerate decoder and to measure
+        a decode rate over 7 intervals.
+    type: int
+    default: 8
+  temperature:
+    description:
+      - Sampling temperature. 0 makes the output deterministic, so a changed answer means a changed server.
+    type: float
+    default: 0
+  stream:
+    description:
+      - Stream the answer (SSE). Needed to measure time to first token and decode rate apart and to judge
+        before the completion ends. Without streaming only the end-to-end rate is measured.
+    type: bool
+    default: true
+  timeout:
+    description:
+      - Budget of the probe proper in seconds (model lookup, request, reading the answer, server facts),
+        after any O(wait_ready) wait. The thresholds usually decide first; this bounds a probe with the
+        thresholds turned off.
+    type: float
+    default: 30
+  wait_ready:
+    description:
+      - Seconds to wait for the server to become ready before probing. Connection refused, HTTP 503 and any
+        other failing answer from O(ready_path) are retried until then. V(0) probes at once.
+    type: float
+    default: 0
+  ready_path:
+    description:
+      - Path polled by O(wait_ready). C(/health) answers 503 while SGLang starts; C(/health_generate) also
+        runs a one-token generation.
+    type: str
+    default: /health
+  api_key:
+    description:
+      - "The server's API key (SGLang's C(--api-key)), sent as C(Authorization: Bearer)."
+    type: str
+  validate_certs:
+    description:
+      - Verify the server's TLS certificate for C(https://) URLs. Set V(false) only for a self-signed test
+        certificate.
+    type: bool
+    default: true
+  headers:
+    description:
+      - Extra HTTP headers to send with every request.
+    type: dict
+  min_tokens_per_second:
+    description:
+      - Fail when the decode rate (tokens after the first, over the time from the first token to the last) is
+        lower. Without streaming, or when all tokens came in one chunk, the end-to-end rate is used instead.
+        V(0) turns the check off.
+      - The default 5 is far below any usable server (a 27B model decodes at 15 tok/s or more on the slowest
+        supported GPU class) and far above the field report's 0.057 tok/s.
+    type: float
+    default: 5
+  max_ttft:
+    description:
+      - Fail when the first token takes longer than this many seconds (measured from sending the request).
+        V(0) turns the check off.
+      - The default 4 s is ample for a busy server (a few-token prefill takes well under a second, and SGLang
+        warms up before C(/health) says ready) and keeps the verdict on the field report's failure within
+        10 s of starting Ansible, which itself takes 2-4 s to start the module on a loaded controller.
+    type: float
+    default: 4
+  min_completion_tokens:
+    description:
+      - Fail when the answer has fewer tokens. V(0) turns the check off.
+    type: int
+    default: 1
+  expect_finish_reason:
+    description:
+      - Fail unless the finish reason is this, for example V(length) (the model produced all O(max_tokens))
+        or V(stop).
+    type: str
+  expect:
+    description:
+      - A regular expression (Python C(re.search)) the answer must match.
+    type: str
+  degenerate:
+    description:
+      - What a degenerate answer does to the verdict. V(fail) fails, V(warn) passes with a warning,
+        V(ignore) only reports it.
+    type: str
+    choices: [fail, warn, ignore]
+    default: fail
+notes:
+  - The token count comes from the server's C(usage) (the probe asks for it with
+    C(stream_options.include_usage)), from C(/generate)'s C(meta_info), or else one token per non-empty
+    stream chunk (RV(token_count_source) says which).
+  - Server facts (RV(server), RV(spec)) come from SGLang's C(/server_info) or C(/get_server_info) when it
+    answers within 2 s; they are left empty for other servers.
+  - See C(docs/probe.md) in the collection for how to read a verdict.
+seealso:
+  - module: ddtree.sglang.sglang_wait
+"""
+
+EXAMPLES = r"""
+- name: Probe the local SGLang server with the defaults
+  ddtree.sglang.llm_probe:
+    base_url: http://127.0.0.1:30000
+
+- name: Wait up to 10 minutes for the model to load, then probe chat with the API key
+  ddtree.sglang.llm_probe:
+    base_url: "http://127.0.0.1:{{ sglang_port }}"
+    api: chat
+    wait_ready: 600
+    api_key: "{{ sglang_api_key }}"
+
+- name: Measure throughput over more tokens and keep the numbers
+  ddtree.sglang.llm_probe:
+    base_url: http://127.0.0.1:30000
+    api: generate
+    max_tokens: 64
+    min_tokens_per_second: 20
+  register: probe
+
+- name: Show decode rate and speculative accept length
+  ansible.builtin.debug:
+    msg: "{{ probe.tokens_per_second }} tok/s, accept length {{ probe.spec.accept_length | default('n/a') }}"
+
+- name: Probe from the controller, record the verdict instead of failing
+  ddtree.sglang.llm_probe:
+    base_url: "http://{{ inventory_hostname }}:30000"
+    degenerate: warn
+  delegate_to: localhost
+  register: probe
+  ignore_errors: true
+
+- name: Check a known answer
+  ddtree.sglang.llm_probe:
+    base_url: http://127.0.0.1:30000
+    api: chat
+    prompt: "What is the capital of France? Answer with one word."
+    max_tokens: 16
+    expect: "(?i)paris"
+"""
+
+RETURN = r"""
+verdict:
+  description: V(pass) or V(fail).
+  returned: always
+  type: str
+  sample: fail
+msg:
+  description: The verdict in words. On failure, every failed check with its numbers, separated by C(; ).
+  returned: always
+  type: str
+  sample: "output degenerate: 8 x '!'; decode 0.057 tok/s < 5"
+reasons:
+  description: The failed checks, one string each (empty when the verdict passes).
+  returned: always
+  type: list
+  elements: str
+  sample: ["output degenerate: 8 x '!'", "decode 0.057 tok/s < 5"]
+api:
+  description: The API probed.
+  returned: always
+  type: str
+  sample: completions
+url:
+  description: The URL of the completion request.
+  returned: always
+  type: str
+  sample: http://127.0.0.1:30000/v1/completions
+model:
+  description: The model name sent (or reported by the server).
+  returned: always
+  type: str
+  sample: /root/models/Qwen3.6-27B
+stream:
+  description: Whether the answer was streamed.
+  returned: always
+  type: bool
+  sample: true
+text:
+  description: The answer's text (empty when none came).
+  returned: always
+  type: str
+  sample: The capital of France is Paris. It lies
+reasoning_text:
+  description: Reasoning text of a chat answer (C(reasoning_content)) when the server separates it.
+  returned: when the server sent reasoning content
+  type: str
+  sample: Okay, the user greets me
+completion_tokens:
+  description: Tokens in the answer.
+  returned: always
+  type: int
+  sample: 8
+prompt_tokens:
+  description: Tokens in the prompt, when the server reports them.
+  returned: always
+  type: int
+  sample: 1
+token_count_source:
+  description: Where RV(completion_tokens) comes from, V(usage), V(meta_info) or V(chunks) (one per non-empty chunk).
+  returned: always
+  type: str
+  sample: usage
+finish_reason:
+  description: Why the answer ended (V(length), V(stop), ...), or null when it did not end.
+  returned: always
+  type: str
+  sample: length
+ttft_s:
+  description: Seconds from sending the request to the first token (streamed only; null when none came).
+  returned: always
+  type: float
+  sample: 0.083
+total_s:
+  description: Seconds from sending the request to the end of the answer (or to the verdict that cut it).
+  returned: always
+  type: float
+  sample: 0.26
+tokens_per_second:
+  description: Decode rate, tokens after the first over the seconds from the first token to the last.
+  returned: always
+  type: float
+  sample: 39.8
+e2e_tokens_per_second:
+  description: All tokens over RV(total_s), prefill included.
+  returned: always
+  type: float
+  sample: 30.7
+degenerate:
+  description: Whether the answer is degenerate (null when no answer came to judge).
+  returned: always
+  type: bool
+  sample: true
+degenerate_reason:
+  description: Why the answer is degenerate.
+  returned: always
+  type: str
+  sample: 8 x '!'
+http_status:
+  description: HTTP status of the completion request (null when no HTTP answer came).
+  returned: always
+  type: int
+  sample: 200
+transport_error:
+  description: >-
+    Kind of transport failure, if any: V(refused), V(reset), V(timeout), V(tls), V(connect), V(invalid).
+  returned: always
+  type: str
+  sample: reset
+readiness:
+  description: Result of the O(wait_ready) wait (null when not waiting).
+  returned: always
+  type: dict
+  sample: {"phase": "ready", "http_status": 200, "detail": "200 ready", "waited_s": 41.2}
+server:
+  description:
+    - What the SGLang server says about itself (C(/server_info) or C(/get_server_info)); null for other servers.
+    - NEXTN is reported as C(EAGLE), as SGLang rewrites it.
+  returned: always
+  type: dict
+  sample:
+    version: 0.5.6.post2
+    speculative_algorithm: EAGLE
+    speculative_num_steps: 3
+    speculative_eagle_topk: 1
+    speculative_num_draft_tokens: 4
+    model_path: /root/models/Qwen3.6-27B
+    source: /server_info
+spec:
+  description:
+    - Speculative decoding figures. From C(/generate)'s C(meta_info) (V(accept_length) =
+      completion tokens / verify passes) or the server's running average.
+  returned: always
+  type: dict
+  sample: {"accept_length": 2.67, "accept_rate": 0.56, "verify_ct": 3, "source": "meta_info"}
+elapsed_s:
+  description: Seconds the whole module spent, readiness wait included.
+  returned: always
+  type: float
+  sample: 0.31
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (  # noqa: E402
+    HAS_REQUESTS,
+    REQUESTS_IMPORT_ERROR,
+)
+
+if HAS_REQUESTS:
+    from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe, ProbeError
+else:  # the module still loads, so it can say what is missing
+    Probe, ProbeError = None, Exception
+
+ARGUMENT_SPEC = dict(
+    base_url=dict(type="str", required=True),
+    api=dict(type="str", choices=["completions", "chat", "generate"], default="completions"),
+    model=dict(type="str"),
+    prompt=dict(type="str", default="Hello"),
+    messages=dict(type="list", elements="dict"),
+    max_tokens=dict(type="int", default=8),
+    temperature=dict(type="float", default=0),
+    stream=dict(type="bool", default=True),
+    timeout=dict(type="float", default=30),
+    wait_ready=dict(type="float", default=0),
+    ready_path=dict(type="str", default="/health"),
+    api_key=dict(type="str", no_log=True),
+    validate_certs=dict(type="bool", default=True),
+    headers=dict(type="dict"),
+    min_tokens_per_second=dict(type="float", default=5),
+    max_ttft=dict(type="float", default=4),
+    min_completion_tokens=dict(type="int", default=1),
+    expect_finish_reason=dict(type="str"),
+    expect=dict(type="str"),
+    degenerate=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
+)
+
+
+class LlmProbeModule:
+    """Options in, one Probe run, the verdict out as the module's result."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def run(self):
+        params = dict(self.module.params)
+        base_url = params.pop("base_url")
+        try:
+            probe = Probe(base_url, **params)
+        except ProbeError as exc:
+            self.module.fail_json(msg=str(exc), verdict="fail", reasons=[str(exc)])
+        try:
+            result = probe.run()
+        except Exception as exc:  # a bug in the probe must still read as a verdict, not a traceback
+            self.module.fail_json(
+                msg=f"llm_probe internal error ({type(exc).__name__}: {exc}); please report it",
+                verdict="fail",
+                reasons=["internal error"],
+            )
+        for warning in result.pop("warnings"):
+            self.module.warn(warning)
+        result["changed"] = False
+        if result.pop("failed"):
+            self.module.fail_json(**result)
+        self.module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    if not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
+    LlmProbeModule(module).run()
+
+
+if __name__ == "__main__":
+    main()
