@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: gpu_class
 short_description: The GPU class id of a GPU name or of a host's GPU list
 version_added: 0.1.0
-author: ddtree.sglang developers
+author: ddtree.sglang developers (@ddtree)
 description:
   - Maps an NVIDIA GPU to the class id that selects its SGLang settings (C(ampere_48g), C(ada_48g), C(hopper_80g),
     C(hopper_141g), C(blackwell_rtx_96g), C(blackwell_dc_180g)).

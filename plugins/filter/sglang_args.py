@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: sglang_args
 short_description: Render SGLang server options (ServerArgs field names) as launch_server arguments
 version_added: 0.1.0
-author: ddtree.sglang developers
+author: ddtree.sglang developers (@ddtree)
 description:
   - Turns a dictionary keyed by SGLang C(ServerArgs) field names (C(mem_fraction_static), C(disable_cuda_graph),
     C(speculative_algorithm), ...) into the command line arguments of C(python -m sglang.launch_server).

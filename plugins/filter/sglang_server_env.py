@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: sglang_server_env
 short_description: The environment of an SGLang server, from its GPU class and the host's overrides
 version_added: 0.1.0
-author: ddtree.sglang developers
+author: ddtree.sglang developers (@ddtree)
 description:
   - Merges the C(env) of a GPU class (C(roles/sglang/vars/gpu_classes.yml), C({value, why}) entries) with the
     host's O(env) (C(sglang_env)); the host wins, and C(null) in O(env) removes a variable the class sets.

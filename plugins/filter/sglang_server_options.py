@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: sglang_server_options
 short_description: Merge the SGLang options of a profile, a GPU class, variants and host overrides
 version_added: 0.1.0
-author: ddtree.sglang developers
+author: ddtree.sglang developers (@ddtree)
 description:
   - Builds the SGLang options (ServerArgs field names) of one server from the role's tables
     (C(roles/sglang/vars/profiles.yml), C(roles/sglang/vars/gpu_classes.yml)) and the host's variables.
@@ -16,8 +16,8 @@ description:
     (class x profile) < each variant, in the order of O(variants) < O(extra_args)."
   - Table entries are C({value, why}); the reasons stay in the tables and only the values are merged.
   - A C(null) value at a later layer removes an option that an earlier layer set; the result holds no C(null).
-  - A profile whose table entry says C(draft_model: true) (dflash, ddtree) gets C(speculative_draft_model_path)
-    from O(draft_model_path), unless O(extra_args) sets it.
+  - A profile whose table entry has C(draft_model=true) (dflash, ddtree) gets C(speculative_draft_model_path) from
+    O(draft_model_path), unless O(extra_args) sets it.
   - Fails before anything changes on the host, with the fix in the message, on an unknown class, profile or
     variant; a draft-model profile without a draft model; C(speculative_dflash_block_size) and
     C(speculative_num_draft_tokens) set to different values (DFlash and DDTree need them equal); a

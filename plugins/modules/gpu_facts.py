@@ -23,7 +23,7 @@ description:
     the inventory (C(sglang_gpu_class)) can be used for a GPU the table does not know.
   - Never changes the host.
 author:
-  - ddtree.sglang developers
+  - ddtree.sglang developers (@ddtree)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
