@@ -116,6 +116,8 @@ class ActionModule(ActionBase):
         latency = res.get("seconds_since_exit")
         when = f" (reported {latency:.1f}s after the process exited)" if latency is not None else ""
         result.update(res)
+        # The module's own failure text would shadow this summary in the task's error line.
+        result.pop("exception", None)
         result.update(
             failed=True,
             changed=False,
