@@ -13,10 +13,11 @@ must pass. The rules, in order, each with the reason a verdict quotes:
    cut at max_tokens can end inside a multi-byte character, which is not a fault).
 3. one character repeated: without whitespace, at least 4 characters, all the same
    ("8 x '!'"). Three ("...", "哈哈哈") is still a plausible answer.
-4. the whole text is a short unit (up to 32 characters) repeated at least 3 full times
+4. the whole text is a short unit (2 to 32 characters) repeated at least 3 full times
    ("the the the ", "ab ab ab ab").
 5. the text ends in a unit repeated at least 4 times that covers at least half of it
-   (good start, then a loop).
+   (good start, then a loop); a single character must be punctuation or a symbol repeated at
+   least 6 times ("Hello!!!!!!!" fails, "Wow!!!!" and "1000000" pass).
 6. one word is at least 75 % of 6 or more words ("ok ok fine ok ok ok").
 """
 
@@ -31,6 +32,7 @@ MAX_UNIT = 32
 MIN_WHOLE_REPEATS = 3
 MIN_TAIL_REPEATS = 4
 MIN_TAIL_SHARE = 0.5
+MIN_TAIL_CHAR_RUN = 6
 MIN_WORDS = 6
 MAX_WORD_SHARE = 0.75
 
@@ -43,7 +45,8 @@ def _show(unit, limit=20):
 def _whole_period(s):
     """Smallest unit u (len <= MAX_UNIT) with s == u * k + prefix of u, k >= MIN_WHOLE_REPEATS."""
     n = len(s)
-    for p in range(1, min(MAX_UNIT, n // MIN_WHOLE_REPEATS) + 1):
+    # Units of one character are rule 3's (which wants 4, so "..." passes).
+    for p in range(2, min(MAX_UNIT, n // MIN_WHOLE_REPEATS) + 1):
         unit = s[:p]
         if all(s[i] == unit[i % p] for i in range(n)):
             return unit, n / float(p)
@@ -59,6 +62,8 @@ def _tail_loop(s):
         k = 1
         while (k + 1) * p <= n and s[n - (k + 1) * p : n - k * p] == unit:
             k += 1
+        if p == 1 and (unit.isalnum() or k < MIN_TAIL_CHAR_RUN):
+            continue  # "1000000" is a number; "Wow!!!!" is enthusiasm; "Hello!!!!!!!" is not
         if k >= MIN_TAIL_REPEATS and (best is None or k * p > best[1] * len(best[0])):
             best = (unit, k)
     return best

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 import json
 import re
 import traceback
+import warnings
 
 try:
     import requests
@@ -55,7 +56,8 @@ def cut(text, limit=BODY_LIMIT):
     text = re.sub(r"\s+", " ", text or "").strip()
     if len(text) <= limit:
         return text
-    return text[: limit - 15].rstrip() + f" ... ({len(text)} chars)"
+    suffix = f" ... ({len(text)} chars)"
+    return text[: limit - len(suffix)].rstrip() + suffix
 
 
 def _exception_line(text):
@@ -113,7 +115,7 @@ def describe_transport_error(exc, method, url, timeout=None):
             f"TLS error on {where}: {cut(text, 200)}. For a self-signed certificate set validate_certs=false, "
             "or install the CA on the controller."
         )
-    if isinstance(exc, (rexc.ReadTimeout,)):
+    if isinstance(exc, rexc.ReadTimeout) or "read timed out" in low:
         return (
             "timeout",
             f"no answer to {where} within {_fmt(timeout)} s (read timeout): "
@@ -173,9 +175,12 @@ class HttpClient:
         url = self.url(path)
         timeout = self.timeout if timeout is None else timeout
         try:
-            return self.session.request(
-                method, url, json=json_body, timeout=timeout, stream=stream, verify=self.validate_certs
-            )
+            with warnings.catch_warnings():
+                # validate_certs=false is the user's informed choice; urllib3 would warn on every request.
+                warnings.simplefilter("ignore")
+                return self.session.request(
+                    method, url, json=json_body, timeout=timeout, stream=stream, verify=self.validate_certs
+                )
         except rexc.RequestException as exc:
             kind, msg = describe_transport_error(exc, method, url, timeout)
             raise HttpError(kind, msg, url=url) from exc

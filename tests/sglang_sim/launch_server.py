@@ -799,6 +799,8 @@ def main(argv=None):
         where = f"({args.host!r}, {args.port})"
         log(f"ERROR:    [Errno {e.errno}] error while attempting to bind on address {where}: {e.strerror}")
         return 1
+    # Warm-up (503 on /health) starts once the port is bound, as in SGLang.
+    sim.ready_at = time.monotonic() + behaviour["load_seconds"] * scale
     log(f"INFO:     Started server process [{os.getpid()}]")
     log("INFO:     Waiting for application startup.")
     log("INFO:     Application startup complete.")
