@@ -9,6 +9,7 @@ rules AWX's API applies when a survey is saved, and the workflow graph against t
 canary -> approval -> rollout contract.
 """
 
+import functools
 import importlib.util
 import re
 import sys
@@ -109,11 +110,16 @@ def validate_module_args(name, args):
     return errors
 
 
+@functools.cache
+def _init_plugin_loader():
+    """What ansible-playbook does first: let the loader resolve ansible.builtin and collections
+    (this checkout through tests/unit/conftest.py's link, the bundled ones from site-packages)."""
+    init_plugin_loader([str(REPO / ".cache" / "collections")])
+
+
 def rendered_awx_tasks(site):
     """Yield (task name, module name, rendered args, loop item) for every awx.awx call the play makes."""
-    # What ansible-playbook does first: let the loader resolve ansible.builtin and collections
-    # (this checkout through tests/unit/conftest.py's link, the bundled ones from site-packages).
-    init_plugin_loader([str(REPO / ".cache" / "collections")])
+    _init_plugin_loader()
     loader = DataLoader()
     inventory = InventoryManager(loader=loader, sources="localhost,")
     variable_manager = VariableManager(loader=loader, inventory=inventory)
@@ -137,7 +143,7 @@ def rendered_awx_tasks(site):
 
 def config_vars(site=MINIMAL_SITE):
     """The play's variables (vars/main.yml plus the site settings), each rendered as a task sees it."""
-    init_plugin_loader([str(REPO / ".cache" / "collections")])
+    _init_plugin_loader()
     loader = DataLoader()
     variable_manager = VariableManager(loader=loader)
     play = Playbook.load(str(CONFIGURE), variable_manager=variable_manager, loader=loader).get_plays()[0]
@@ -373,11 +379,14 @@ def test_workflow_is_canary_approval_rollout_with_rollback_on_failure():
     (rollout,) = [by_id[i] for i in approve["success_nodes"]]
     assert rollout["unified_job_template"] == deploy
     assert rollout["limit"] == f"sglang_servers:!{conf['ddtree_awx_canary_limit']}"
-    # Every failure (and a denied or expired approval) rolls back the hosts it touched.
-    for node, hosts in ((canary, canary["limit"]), (approve, canary["limit"]), (rollout, rollout["limit"])):
+    # A failed deploy step rolls back the hosts it touched (a killed job never reaches the
+    # role's rescue).  A denial has nothing to roll back: a proved deploy is the host's new
+    # last-known-good, so the approval only gates the rollout.
+    for node, hosts in ((canary, canary["limit"]), (rollout, rollout["limit"])):
         (target,) = [by_id[i] for i in node["failure_nodes"]]
         assert target["unified_job_template"] == rollback, node["identifier"]
         assert target["limit"] == hosts, node["identifier"]
+    assert "failure_nodes" not in approve and "always_nodes" not in approve
 
 
 def test_job_templates_run_playbooks_of_the_project():
