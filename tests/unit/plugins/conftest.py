@@ -68,19 +68,16 @@ class SimServer:
                 self.proc.wait()
 
 
-@pytest.fixture
-def sglang_sim(tmp_path):
-    """Factory: ``sglang_sim(mode="healthy", algorithm="NEXTN", args=[...], env={...})`` -> SimServer.
+class Launcher:
+    """Starts simulators into ``directory`` and remembers them, to stop them all at the end."""
 
-    Start-up delays default to 0 so tests do not wait for a fake weight load; pass
-    ``env={"SGLANG_SIM_LOAD_SECONDS": "1"}`` to test readiness. ``behaviour`` writes a behaviour
-    file; otherwise none is read (the path points to a file that does not exist).
-    """
-    started = []
+    def __init__(self, directory):
+        self.directory = directory
+        self.started = []
 
-    def start(mode="healthy", algorithm="NEXTN", args=(), env=None, behaviour=None, wait=True, model=MODEL):
+    def start(self, mode="healthy", algorithm="NEXTN", args=(), env=None, behaviour=None, wait=True, model=MODEL):
         port = free_port()
-        behaviour_file = tmp_path / f"behaviour-{port}.json"
+        behaviour_file = self.directory / f"behaviour-{port}.json"
         if behaviour is not None:
             behaviour_file.write_text(json.dumps(behaviour))
         run_env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_SIM_", "DDTREE_SIM_"))}
@@ -98,18 +95,47 @@ def sglang_sim(tmp_path):
             if algorithm in ("DFLASH", "DDTREE"):
                 cmd += ["--speculative-draft-model-path", "/models/draft"]
         cmd += list(args)
-        log_path = tmp_path / f"sim-{port}.log"
+        log_path = self.directory / f"sim-{port}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(cmd, env=run_env, stdout=log, stderr=subprocess.STDOUT)
         sim = SimServer(proc, port, log_path)
-        started.append(sim)
+        self.started.append(sim)
         if wait:
             sim.wait_bound()
         return sim
 
-    yield start
-    for sim in started:
-        sim.stop()
+    def stop_all(self):
+        for sim in self.started:
+            sim.stop()
+
+
+@pytest.fixture
+def sglang_sim(tmp_path):
+    """Factory: ``sglang_sim(mode="healthy", algorithm="NEXTN", args=[...], env={...})`` -> SimServer.
+
+    Start-up delays default to 0 so tests do not wait for a fake weight load; pass
+    ``env={"SGLANG_SIM_LOAD_SECONDS": "1"}`` to test readiness. ``behaviour`` writes a behaviour
+    file; otherwise none is read (the path points to a file that does not exist).
+    """
+    launcher = Launcher(tmp_path)
+    yield launcher.start
+    launcher.stop_all()
+
+
+@pytest.fixture(scope="session")
+def shared_sim(tmp_path_factory):
+    """Like ``sglang_sim`` for tests that only read from the server: one process per set of arguments."""
+    launcher = Launcher(tmp_path_factory.mktemp("shared-sim"))
+    cache = {}
+
+    def get(mode="healthy", algorithm="NEXTN", env=None):
+        key = (mode, algorithm, tuple(sorted((env or {}).items())))
+        if key not in cache or cache[key].proc.poll() is not None:
+            cache[key] = launcher.start(mode, algorithm, env=env)
+        return cache[key]
+
+    yield get
+    launcher.stop_all()
 
 
 class Script:

@@ -1,0 +1,329 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The probe against each simulator mode and against other servers' stream shapes.
+
+Timings are scaled (fast TTFT and token rates) where a test checks the verdict's logic, not the
+clock; the real-time field-report check lives in tests/unit/plugins/modules/test_llm_probe.py.
+"""
+
+import json
+import time
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe, ProbeError
+
+FAST_DEGENERATE = {"SGLANG_SIM_TTFT_S": "0.02", "SGLANG_SIM_TOK_S": "100"}
+
+
+def probe(base_url, **kw):
+    return Probe(base_url, **kw).run()
+
+
+# --- healthy -------------------------------------------------------------------------------
+
+
+def test_healthy_nextn_passes_with_measurements(shared_sim):
+    sim = shared_sim("healthy", "NEXTN")
+    r = probe(sim.base_url)
+    assert r["failed"] is False and r["verdict"] == "pass", r["msg"]
+    assert r["msg"].startswith("ok: 8 token(s)")
+    assert r["model"] == "/models/Qwen3.6-27B"  # first id of /v1/models
+    assert r["completion_tokens"] == 8 and r["token_count_source"] == "usage"
+    assert r["finish_reason"] == "length" and r["http_status"] == 200
+    assert r["text"].strip() and r["degenerate"] is False
+    assert 0.05 <= r["ttft_s"] < 1.0  # simulator: 0.08 s
+    assert 30 <= r["tokens_per_second"] <= 46  # simulator: 40 tok/s after the first token
+    assert r["e2e_tokens_per_second"] < r["tokens_per_second"]  # the prefill is in e2e only
+    assert r["server"]["speculative_algorithm"] == "EAGLE"  # NEXTN reports itself as EAGLE
+    assert r["server"]["version"] and r["server"]["source"] == "/server_info"
+    assert r["spec"]["accept_length"] > 1
+
+
+def test_decode_rate_tracks_the_true_rate(shared_sim):
+    sim = shared_sim("healthy", None, env={"SGLANG_SIM_TOK_S": "40"})
+    r = probe(sim.base_url, max_tokens=32)
+    assert r["completion_tokens"] == 32
+    assert r["tokens_per_second"] == pytest.approx(40, rel=0.1)
+
+
+def test_generate_reports_spec_from_meta_info(shared_sim):
+    sim = shared_sim("healthy", "DFLASH", env={"SGLANG_SIM_ACCEPT_LENGTH": "3.0"})
+    r = probe(sim.base_url, api="generate", max_tokens=16)
+    assert not r["failed"], r["msg"]
+    assert r["spec"]["source"] == "meta_info"
+    # SGLang: accept length = completion tokens / verify passes; 15 decode tokens in bursts of 3 -> 16 / 5
+    assert r["spec"]["accept_length"] == pytest.approx(16 / 5, rel=0.01)
+    assert r["spec"]["verify_ct"] == 5
+    assert r["token_count_source"] == "meta_info" and r["completion_tokens"] == 16
+    assert r["server"]["speculative_algorithm"] == "DFLASH"
+    assert r["model"] == "/models/Qwen3.6-27B"  # taken from the server's info
+
+
+def test_chat_passes(shared_sim):
+    sim = shared_sim("healthy", "NEXTN")
+    r = probe(sim.base_url, api="chat", messages=[{"role": "user", "content": "Hello"}])
+    assert not r["failed"], r["msg"]
+    assert r["url"].endswith("/v1/chat/completions") and r["completion_tokens"] == 8
+
+
+def test_deterministic_at_temperature_zero(shared_sim):
+    sim = shared_sim()
+    assert probe(sim.base_url)["text"] == probe(sim.base_url)["text"]
+
+
+@pytest.mark.parametrize("api", ["completions", "chat", "generate"])
+def test_not_streamed_measures_end_to_end_only(shared_sim, api):
+    sim = shared_sim()
+    r = probe(sim.base_url, api=api, stream=False)
+    assert not r["failed"], r["msg"]
+    assert r["ttft_s"] is None and r["tokens_per_second"] is None
+    assert r["completion_tokens"] == 8 and r["e2e_tokens_per_second"] > 5
+    assert r["text"].strip()
+
+
+# --- the field report's failures -------------------------------------------------------------
+
+
+def test_degenerate_output_fails_naming_it(shared_sim):
+    sim = shared_sim("degenerate", "DDTREE", env=FAST_DEGENERATE)
+    r = probe(sim.base_url)
+    assert r["failed"] and r["text"] == "!!!!!!!!"
+    assert r["degenerate"] is True and r["degenerate_reason"] == "8 x '!'"
+    assert r["msg"] == "output degenerate: 8 x '!'"
+    assert r["server"]["speculative_algorithm"] == "DDTREE"
+
+
+def test_degenerate_warn_passes_with_a_warning(shared_sim):
+    sim = shared_sim("degenerate", "DDTREE", env=FAST_DEGENERATE)
+    r = probe(sim.base_url, degenerate="warn")
+    assert not r["failed"] and r["warnings"] == ["output degenerate: 8 x '!'"]
+    r = probe(sim.base_url, degenerate="ignore")
+    assert not r["failed"] and r["warnings"] == [] and r["degenerate"] is True
+
+
+def test_no_first_token_is_judged_at_max_ttft(sglang_sim):
+    # the field report's timing, scaled by 0.1: first token after 1.76 s
+    sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.1"})
+    start = time.monotonic()
+    r = probe(sim.base_url, max_ttft=0.4)
+    took = time.monotonic() - start
+    assert r["failed"] and r["msg"] == "no first token within 0.4 s (max_ttft)"
+    assert r["ttft_s"] is None and r["completion_tokens"] == 0 and r["degenerate"] is None
+    assert took < 1.5
+
+
+def test_slow_decode_is_judged_before_the_stream_ends(sglang_sim):
+    # scaled field report: one '!' every 0.176 s (5.7 tok/s); 8 tokens would take 1.4 s in all
+    sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.01"})
+    start = time.monotonic()
+    r = probe(sim.base_url, min_tokens_per_second=20)
+    took = time.monotonic() - start
+    assert r["failed"] and r["msg"].startswith("decode too slow:")
+    assert "below min_tokens_per_second 20" in r["msg"]
+    assert r["completion_tokens"] < 8 and r["tokens_per_second"] < 20
+    assert took < 1.2  # judged 7/20 = 0.35 s after the first token, not after 1.4 s
+
+
+def test_chat_400_quotes_the_cause(shared_sim):
+    sim = shared_sim("chat_400", "DDTREE")
+    r = probe(sim.base_url, api="chat")
+    assert r["failed"] and r["http_status"] == 400
+    assert r["msg"].startswith("HTTP 400 from POST http://127.0.0.1:")
+    assert "mat1 and mat2 shapes cannot be multiplied (7x5120 and 25600x5120)" in r["msg"]
+    assert "Traceback" not in r["msg"] and len(r["msg"]) < 400
+    assert r["server"]["speculative_algorithm"] == "DDTREE"
+
+
+def test_connection_reset(shared_sim):
+    sim = shared_sim("conn_reset", "DDTREE")
+    r = probe(sim.base_url)
+    assert r["failed"] and r["transport_error"] == "reset"
+    assert "connection reset during POST" in r["msg"]
+
+
+def test_hang_is_judged_at_max_ttft(shared_sim):
+    sim = shared_sim("hang", "DDTREE")
+    start = time.monotonic()
+    r = probe(sim.base_url, max_ttft=0.3)
+    assert r["failed"] and r["http_status"] is None
+    assert r["msg"] == "no first token within 0.3 s (max_ttft): the server accepted the request but sent no answer"
+    assert time.monotonic() - start < 1.5
+
+
+def test_hang_without_thresholds_ends_at_the_timeout(shared_sim):
+    sim = shared_sim("hang", "DDTREE")
+    r = probe(sim.base_url, max_ttft=0, min_tokens_per_second=0, timeout=0.5)
+    assert r["failed"] and r["msg"] == "probe timed out after 0.5 s (timeout) with 0 token(s)"
+
+
+@pytest.mark.parametrize("mode", ["oom_start", "crash_before_bind"])
+def test_server_that_died_before_binding(sglang_sim, mode):
+    sim = sglang_sim(mode, "DDTREE", wait=False)
+    sim.proc.wait(timeout=10)
+    r = probe(sim.base_url, wait_ready=0.5)
+    assert r["failed"] and r["readiness"]["phase"] == "refused"
+    assert r["msg"].startswith("server not ready after waiting 0.5 s (wait_ready): connection refused")
+    r = probe(sim.base_url)
+    assert r["failed"] and r["msg"].startswith("cannot list models")
+    assert "connection refused" in r["msg"]
+
+
+def test_wait_ready_waits_through_loading(sglang_sim):
+    sim = sglang_sim(env={"SGLANG_SIM_BIND_DELAY_S": "0.3", "SGLANG_SIM_LOAD_SECONDS": "0.3"}, wait=False)
+    r = probe(sim.base_url, wait_ready=10)
+    assert not r["failed"], r["msg"]
+    assert r["readiness"]["phase"] == "ready" and r["readiness"]["waited_s"] >= 0.3
+
+
+def test_api_key(sglang_sim):
+    sim = sglang_sim(args=["--api-key", "s3cret"])
+    r = probe(sim.base_url)
+    assert r["failed"] and "HTTP 401" in r["msg"] and "api_key" in r["msg"]
+    assert not probe(sim.base_url, api_key="s3cret")["failed"]
+
+
+# --- thresholds --------------------------------------------------------------------------------
+
+
+def test_expect_and_finish_reason(shared_sim):
+    sim = shared_sim(env={"SGLANG_SIM_TEXT": "Paris is the capital."})
+    assert not probe(sim.base_url, expect="(?i)paris", expect_finish_reason="length", max_tokens=3)["failed"]
+    r = probe(sim.base_url, expect="London", expect_finish_reason="stop", max_tokens=3)
+    assert r["reasons"] == [
+        "finish_reason 'length', expected 'stop'",
+        "text 'Paris is the' does not match expect 'London'",
+    ]
+
+
+def test_min_completion_tokens(shared_sim):
+    sim = shared_sim(env={"SGLANG_SIM_TEXT": "Hi there."})
+    r = probe(sim.base_url, min_completion_tokens=4)
+    assert r["failed"] and r["finish_reason"] == "stop"
+    assert r["reasons"] == ["2 completion token(s) < min_completion_tokens 4"]
+
+
+def test_end_to_end_rate_judged_when_not_streamed(shared_sim):
+    sim = shared_sim(env={"SGLANG_SIM_TOK_S": "10"})
+    r = probe(sim.base_url, stream=False, min_tokens_per_second=20)
+    assert r["failed"] and r["msg"].startswith("end-to-end ") and r["msg"].endswith("tok/s < 20")
+
+
+def test_not_streamed_gives_up_when_it_can_no_longer_pass(sglang_sim):
+    sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.1"})
+    start = time.monotonic()
+    r = probe(sim.base_url, stream=False, max_ttft=0.2, min_tokens_per_second=35)
+    assert r["failed"] and r["msg"].startswith("no answer within 0.4 s (not streamed)")
+    assert time.monotonic() - start < 1.5
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"base_url": "127.0.0.1:30000"}, "base_url must be an http:// or https:// URL"),
+        ({"max_tokens": 0}, "max_tokens must be at least 1"),
+        ({"min_completion_tokens": 9}, "cannot exceed max_tokens (8)"),
+        ({"messages": [{"role": "user", "content": "x"}]}, "messages is only used with api=chat"),
+        ({"expect": "(unclosed"}, "expect is not a valid regular expression"),
+        ({"timeout": 0}, "timeout must be a positive number"),
+        ({"wait_ready": -1}, "wait_ready must be 0"),
+        ({"bogus": 1}, "unknown probe option(s): bogus"),
+    ],
+)
+def test_bad_options_are_refused_before_any_request(options, words):
+    base = options.pop("base_url", "http://127.0.0.1:1")
+    with pytest.raises(ProbeError) as e:
+        Probe(base, **options)
+    assert words in str(e.value)
+
+
+# --- other servers' streams --------------------------------------------------------------------
+
+
+def _c(text, finish=None):
+    return {"object": "text_completion", "model": "m", "choices": [{"index": 0, "text": text, "finish_reason": finish}]}
+
+
+def _models(h):
+    return h.Script(200, json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}))
+
+
+def _stream(h, *events):
+    return h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events))
+
+
+def test_vllm_like_stream_without_usage_counts_chunks(scripted_server, h):
+    events = [(0.02, _c("Hi")), (0.01, _c(" there")), (0.01, _c(",")), (0.01, _c(" friend", "length")), "[DONE]"]
+    url, seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    r = probe(url, max_tokens=4)
+    assert not r["failed"], r["msg"]
+    assert r["completion_tokens"] == 4 and r["token_count_source"] == "chunks"
+    assert r["text"] == "Hi there, friend" and r["server"] is None
+    sent = json.loads(seen[1]["body"])
+    assert sent["stream_options"] == {"include_usage": True} and sent["model"] == "m"
+
+
+def test_error_mid_stream(scripted_server, h):
+    err = {"error": {"message": "CUDA error: an illegal memory access was encountered", "code": 500}}
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hel"), _c("lo"), err)})
+    r = probe(url)
+    assert r["failed"]
+    assert r["msg"] == "error in the stream after 2 token(s): CUDA error: an illegal memory access was encountered"
+
+
+def test_stream_cut_without_finish(scripted_server, h):
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hello"), _c(" wor"))})
+    r = probe(url)
+    assert r["failed"] and "ended without a finish reason or [DONE] after 2 token(s)" in r["msg"]
+
+
+def test_stream_with_empty_chunks_and_done(scripted_server, h):
+    events = [_c(""), _c("Hello"), _c(""), (0.02, _c(" world")), _c("", "stop"), "[DONE]"]
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    r = probe(url)
+    assert not r["failed"] and r["completion_tokens"] == 2 and r["finish_reason"] == "stop"
+
+
+def test_non_json_error_body(scripted_server, h):
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(500, "Internal Server Error")})
+    r = probe(url)
+    assert r["failed"] and r["http_status"] == 500
+    assert r["msg"].endswith("(the server failed internally): Internal Server Error")
+
+
+def test_unknown_model_404(scripted_server, h):
+    body = '{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}'
+    url, _ = scripted_server({"/v1/completions": h.Script(404, body)})
+    r = probe(url, model="x")
+    assert r["failed"] and "HTTP 404" in r["msg"] and "The model `x` does not exist." in r["msg"]
+
+
+def test_503_while_loading(scripted_server, h):
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(503, "")})
+    r = probe(url)
+    assert r["failed"] and "HTTP 503" in r["msg"] and "not ready" in r["msg"]
+
+
+def test_no_models_listed(scripted_server, h):
+    url, _ = scripted_server({"/v1/models": h.Script(200, '{"object": "list", "data": []}')})
+    r = probe(url)
+    assert r["failed"] and r["msg"].endswith("/v1/models lists no models")
+
+
+def test_unreadable_events_become_a_warning(scripted_server, h):
+    events = [_c("Hello"), "not json", (0.02, _c(" world", "stop")), "[DONE]"]
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    r = probe(url)
+    assert not r["failed"] and r["warnings"] == [
+        "ignored 1 unreadable stream event(s), first: non-JSON event: not json"
+    ]
+
+
+def test_stream_not_chunked_is_read_as_it_comes(scripted_server, h):
+    # a server that streams without chunked encoding (connection close): bytes are read as they come
+    pieces = h.sse((0.05, _c("Hello")), (0.1, _c(" big")), (0.1, _c(" world", "length")), "[DONE]")
+    script = h.Script(200, headers={"content-type": "text/event-stream", "connection": "close"}, pieces=pieces)
+    script.chunked = False
+    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": script})
+    r = probe(url, max_tokens=3)
+    assert not r["failed"], r["msg"]
+    assert r["ttft_s"] < 0.15 and 0.18 < r["total_s"]
