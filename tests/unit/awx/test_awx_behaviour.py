@@ -1,0 +1,97 @@
+"""The collection's playbooks and roles behave under AWX: nothing waits for a keyboard, and a
+rescue that handles a failure still ends the host failed, so the job, the workflow's failure
+paths and notifications see it.  Static checks over every playbook and task file."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+TASK_FILES = sorted(REPO.glob("roles/*/tasks/*.yml"))
+PLAYBOOKS = sorted(REPO.glob("playbooks/*.yml"))
+FAIL = {"ansible.builtin.fail", "fail"}
+IMPORTS = {"ansible.builtin.import_tasks", "import_tasks", "ansible.builtin.include_tasks", "include_tasks"}
+
+
+def _load(path):
+    return yaml.safe_load(path.read_text()) or []
+
+
+def _walk(tasks):
+    """Every task, including those inside block/rescue/always, of a task list."""
+    for task in tasks or []:
+        yield task
+        for key in ("block", "rescue", "always"):
+            yield from _walk(task.get(key))
+
+
+def _all_tasks():
+    for path in TASK_FILES:
+        for task in _walk(_load(path)):
+            yield path, task
+    for path in PLAYBOOKS:
+        for play in _load(path):
+            for key in ("pre_tasks", "tasks", "post_tasks", "handlers"):
+                for task in _walk(play.get(key)):
+                    yield path, task
+
+
+def test_there_is_something_to_check():
+    assert TASK_FILES and PLAYBOOKS
+
+
+def test_no_play_prompts():
+    for path in PLAYBOOKS:
+        for play in _load(path):
+            assert "vars_prompt" not in play, f"{path.name}: vars_prompt blocks an AWX job"
+
+
+def test_no_task_waits_for_a_keyboard():
+    for path, task in _all_tasks():
+        for action in ("ansible.builtin.pause", "pause"):
+            if action in task:
+                args = task[action] or {}
+                assert "seconds" in args or "minutes" in args, (
+                    f"{path.relative_to(REPO)}: '{task.get('name')}' pauses for input, which an AWX job never gives"
+                )
+
+
+def _ends_failed(tasks, base):
+    """True when the last task of a list is an unconditional fail (following imports)."""
+    if not tasks:
+        return False
+    last = tasks[-1]
+    if "when" in last:
+        return False
+    if FAIL & last.keys():
+        return True
+    for action in IMPORTS & last.keys():
+        target = last[action]
+        target = target.get("file") if isinstance(target, dict) else target
+        return _ends_failed(_load(base / target), base)
+    if "block" in last:
+        return _ends_failed(last["block"], base)
+    return False
+
+
+def _rescues():
+    for path in TASK_FILES:
+        for task in _walk(_load(path)):
+            if task.get("rescue"):
+                yield pytest.param(path, task, id=f"{path.relative_to(REPO)}:{task.get('name')}")
+
+
+@pytest.mark.parametrize(("path", "task"), list(_rescues()))
+def test_every_rescue_ends_with_a_failure(path, task):
+    assert _ends_failed(task["rescue"], path.parent), (
+        f"the rescue of '{task.get('name')}' in {path.relative_to(REPO)} must end with an unconditional "
+        "ansible.builtin.fail: a rescued host otherwise counts as a success in AWX"
+    )
+
+
+def test_the_rescue_check_can_fail(tmp_path):
+    (tmp_path / "inner.yml").write_text("- name: Fail\n  ansible.builtin.fail:\n    msg: x\n  when: false\n")
+    assert not _ends_failed([{"ansible.builtin.import_tasks": "inner.yml"}], tmp_path)
+    assert not _ends_failed([{"ansible.builtin.debug": {"msg": "restored"}}], tmp_path)
+    assert _ends_failed([{"ansible.builtin.fail": {"msg": "x"}}], tmp_path)
