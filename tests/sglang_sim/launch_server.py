@@ -256,11 +256,15 @@ class Generation:
         scale = b["time_scale"]
         if not self.pieces:
             return
+        # Pace against deadlines from the first token, so a late wake-up (a busy host) is caught up
+        # on the next step instead of slowing the whole stream: the rate after the first token stays tok_s.
         self.sim.sleep(b["ttft_s"] * scale)
+        t_first = time.monotonic()
         yield self.pieces[0], 1
-        i = 1
+        i, done = 1, 0
         for k in self.steps:
-            self.sim.sleep(k / b["tok_s"] * scale)
+            done += k
+            self.sim.sleep(t_first + done / b["tok_s"] * scale - time.monotonic())
             yield "".join(self.pieces[i : i + k]), k
             i += k
 
@@ -351,6 +355,11 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "uvicorn"
     sys_version = ""
     sim = None  # set in main()
+
+    def setup(self):
+        super().setup()
+        # uvicorn sets TCP_NODELAY; without it small writes meet delayed ACKs (40 ms stalls on loopback).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     # -- plumbing
     def log_message(self, fmt, *a):  # uvicorn's access log format, on stdout
