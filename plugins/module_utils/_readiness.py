@@ -22,9 +22,10 @@ Phases, in the order a starting SGLang goes through them:
 - ``unhealthy``: any other answer or failure (other statuses, a reset, a timeout, TLS).
 - ``ready``: HTTP 2xx from ``path`` (``/health``; ``/health_generate`` also runs one token).
 
-``poll`` never raises for a server problem; it raises ImportError when requests is missing
-(callers use ``missing_required_lib("requests")``). It makes exactly one request, bounded by
-``timeout``.
+``poll`` never raises for a server problem. It needs requests: this module imports without it
+(as ansible-test's import check wants), so callers check ``HAS_REQUESTS`` first and fail with
+``missing_required_lib("requests")`` and ``REQUESTS_IMPORT_ERROR``; ``poll`` raises ImportError
+otherwise. It makes exactly one request, bounded by ``timeout``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,10 +33,12 @@ from __future__ import absolute_import, division, print_function
 import time
 from collections import namedtuple
 
-from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS, HttpClient, HttpError, error_text
+from ansible_collections.ddtree.sglang.plugins.module_utils import _http
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError, error_text
 
-if not HAS_REQUESTS:  # sglang_wait imports this module inside try/except ImportError
-    raise ImportError("requests is required")
+# For callers: check before polling, fail with missing_required_lib("requests") when False.
+HAS_REQUESTS = _http.HAS_REQUESTS
+REQUESTS_IMPORT_ERROR = _http.REQUESTS_IMPORT_ERROR
 
 PHASES = ("refused", "starting", "unhealthy", "ready")
 
@@ -55,6 +58,8 @@ class Readiness(namedtuple("Readiness", ["phase", "http_status", "detail", "elap
 
 def poll(base_url, path="/health", timeout=5.0, api_key=None, validate_certs=True, headers=None, client=None):
     """Ask ``path`` once; return a Readiness. ``client`` (an HttpClient) replaces the connection settings."""
+    if not HAS_REQUESTS:
+        raise ImportError("the requests Python library is required (python3-requests)")
     start = time.monotonic()
     own = client is None
     if own:

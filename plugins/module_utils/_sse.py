@@ -85,7 +85,7 @@ class SSEParser:
             return None
         if line.startswith(":"):
             return None  # a comment (keep-alive)
-        field, _, value = line.partition(":")
+        field, _colon, value = line.partition(":")
         if value.startswith(" "):
             value = value[1:]
         if field == "data":

@@ -26,12 +26,14 @@ description:
     C(output degenerate: 8 x '!'; decode 0.057 tok/s < 5). Server errors are quoted, cut to a readable
     length, never as a Python traceback. All measured values are returned whether the verdict passes or
     fails."
-  - The probe runs where the module runs. Use O(delegate_to) to probe from the controller or from another
+  - The probe runs where the module runs. Use C(delegate_to) to probe from the controller or from another
     host, or run it on the server host against C(http://127.0.0.1:PORT).
 author:
-  - ddtree.sglang developers
+  - ddtree.sglang developers (@ddtree)
 requirements:
   - requests
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
@@ -368,7 +370,7 @@ ARGUMENT_SPEC = dict(
     model=dict(type="str"),
     prompt=dict(type="str", default="Hello"),
     messages=dict(type="list", elements="dict"),
-    max_tokens=dict(type="int", default=8),
+    max_tokens=dict(type="int", default=8, no_log=False),
     temperature=dict(type="float", default=0),
     stream=dict(type="bool", default=True),
     timeout=dict(type="float", default=30),
@@ -377,9 +379,9 @@ ARGUMENT_SPEC = dict(
     api_key=dict(type="str", no_log=True),
     validate_certs=dict(type="bool", default=True),
     headers=dict(type="dict"),
-    min_tokens_per_second=dict(type="float", default=5),
+    min_tokens_per_second=dict(type="float", default=5, no_log=False),
     max_ttft=dict(type="float", default=4),
-    min_completion_tokens=dict(type="int", default=1),
+    min_completion_tokens=dict(type="int", default=1, no_log=False),
     expect_finish_reason=dict(type="str"),
     expect=dict(type="str"),
     degenerate=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026 ddtree.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A dependency-free stand-in for ``python -m sglang.launch_server`` (test infrastructure).
@@ -269,7 +268,7 @@ class Generation:
             i += k
 
     def text(self):
-        return "".join(p for p, _ in self.chunks())
+        return "".join(piece for piece, _count in self.chunks())
 
     def spec_meta(self):
         if not self.sim.spec_enabled:
@@ -305,7 +304,7 @@ class Sim:
         return time.monotonic() >= self.ready_at
 
     def server_info(self):
-        info = {k: v for k, v in vars(self.args).items()}
+        info = dict(vars(self.args))
         info["speculative_algorithm"] = reported_algorithm(self.args)
         info["served_model_name"] = self.model_id
         info["api_key"] = None if not self.args.api_key else "***"
@@ -440,7 +439,7 @@ class Handler(BaseHTTPRequestHandler):
         if fn is None:
             if method == "POST":
                 self._body()
-            if any(p == path for (_, p) in routes):
+            if any(p == path for (_method, p) in routes):
                 return self._send(405, {"detail": "Method Not Allowed"})
             return self._send(404, {"detail": "Not Found"})
         try:

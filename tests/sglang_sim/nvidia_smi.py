@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026 ddtree.sglang contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A stand-in ``nvidia-smi`` for simulated GPU hosts (test infrastructure).

@@ -202,7 +202,7 @@ def scripted_server():
                 if script.chunked:
                     self.send_header("transfer-encoding", "chunked")
                 else:
-                    self.send_header("content-length", str(sum(len(p) for _, p in script.pieces)))
+                    self.send_header("content-length", str(sum(len(p) for _delay, p in script.pieces)))
                 self.end_headers()
                 try:
                     for delay, piece in script.pieces:

@@ -22,7 +22,9 @@ def launch(args, env=None, timeout=10):
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_SIM_", "DDTREE_SIM_"))}
     run_env.update(DDTREE_SIM_BEHAVIOUR_FILE="/nonexistent", SGLANG_SIM_BIND_DELAY_S="0", SGLANG_SIM_LOAD_SECONDS="0")
     run_env.update(env or {})
-    return subprocess.run([sys.executable, LAUNCH, *args], env=run_env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, LAUNCH, *args], env=run_env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def lines(resp):

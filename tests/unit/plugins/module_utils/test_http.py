@@ -55,7 +55,7 @@ def test_cut_joins_lines():
     ],
 )
 def test_http_status_errors(scripted_server, h, status, body, words):
-    url, _ = scripted_server({"/x": h.Script(status, body)})
+    url, _seen = scripted_server({"/x": h.Script(status, body)})
     with pytest.raises(HttpError) as e:
         HttpClient(url).get_json("/x")
     assert e.value.kind == "http" and e.value.status == status
@@ -64,7 +64,7 @@ def test_http_status_errors(scripted_server, h, status, body, words):
 
 
 def test_non_json_200_is_invalid(scripted_server, h):
-    url, _ = scripted_server({"/x": h.Script(200, "hello")})
+    url, _seen = scripted_server({"/x": h.Script(200, "hello")})
     with pytest.raises(HttpError) as e:
         HttpClient(url).get_json("/x")
     assert e.value.kind == "invalid" and "non-JSON" in e.value.message
@@ -86,14 +86,14 @@ def test_connection_refused(h):
 
 
 def test_connection_reset(scripted_server, h):
-    url, _ = scripted_server({"/x": h.Script(reset=True)})
+    url, _seen = scripted_server({"/x": h.Script(reset=True)})
     with pytest.raises(HttpError) as e:
         HttpClient(url, timeout=2).get_json("/x")
     assert e.value.kind == "reset" and "connection reset" in e.value.message
 
 
 def test_read_timeout(scripted_server, h):
-    url, _ = scripted_server({"/x": h.Script(200, pieces=[(1.0, b"{}")])})
+    url, _seen = scripted_server({"/x": h.Script(200, pieces=[(1.0, b"{}")])})
     with pytest.raises(HttpError) as e:
         HttpClient(url).get_json("/x", timeout=0.2)
     assert e.value.kind == "timeout" and "0.2 s" in e.value.message
@@ -106,7 +106,7 @@ def _tls_context(cert):
 
 
 def test_tls_self_signed_is_rejected_with_the_fix_named(scripted_server, h, self_signed_cert):
-    url, _ = scripted_server({"/x": h.Script(200, "{}")}, tls_context=_tls_context(self_signed_cert))
+    url, _seen = scripted_server({"/x": h.Script(200, "{}")}, tls_context=_tls_context(self_signed_cert))
     with pytest.raises(HttpError) as e:
         HttpClient(url, timeout=3).get_json("/x")
     assert e.value.kind == "tls"
@@ -114,7 +114,7 @@ def test_tls_self_signed_is_rejected_with_the_fix_named(scripted_server, h, self
 
 
 def test_tls_self_signed_accepted_without_validation(scripted_server, h, self_signed_cert):
-    url, _ = scripted_server({"/x": h.Script(200, '{"ok": true}')}, tls_context=_tls_context(self_signed_cert))
+    url, _seen = scripted_server({"/x": h.Script(200, '{"ok": true}')}, tls_context=_tls_context(self_signed_cert))
     assert HttpClient(url, timeout=3, validate_certs=False).get_json("/x") == {"ok": True}
 
 

@@ -264,27 +264,27 @@ def test_vllm_like_stream_without_usage_counts_chunks(scripted_server, h):
 
 def test_error_mid_stream(scripted_server, h):
     err = {"error": {"message": "CUDA error: an illegal memory access was encountered", "code": 500}}
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hel"), _c("lo"), err)})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hel"), _c("lo"), err)})
     r = probe(url)
     assert r["failed"]
     assert r["msg"] == "error in the stream after 2 token(s): CUDA error: an illegal memory access was encountered"
 
 
 def test_stream_cut_without_finish(scripted_server, h):
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hello"), _c(" wor"))})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, _c("Hello"), _c(" wor"))})
     r = probe(url)
     assert r["failed"] and "ended without a finish reason or [DONE] after 2 token(s)" in r["msg"]
 
 
 def test_stream_with_empty_chunks_and_done(scripted_server, h):
     events = [_c(""), _c("Hello"), _c(""), (0.02, _c(" world")), _c("", "stop"), "[DONE]"]
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
     r = probe(url)
     assert not r["failed"] and r["completion_tokens"] == 2 and r["finish_reason"] == "stop"
 
 
 def test_non_json_error_body(scripted_server, h):
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(500, "Internal Server Error")})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(500, "Internal Server Error")})
     r = probe(url)
     assert r["failed"] and r["http_status"] == 500
     assert r["msg"].endswith("(the server failed internally): Internal Server Error")
@@ -292,26 +292,26 @@ def test_non_json_error_body(scripted_server, h):
 
 def test_unknown_model_404(scripted_server, h):
     body = '{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}'
-    url, _ = scripted_server({"/v1/completions": h.Script(404, body)})
+    url, _seen = scripted_server({"/v1/completions": h.Script(404, body)})
     r = probe(url, model="x")
     assert r["failed"] and "HTTP 404" in r["msg"] and "The model `x` does not exist." in r["msg"]
 
 
 def test_503_while_loading(scripted_server, h):
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(503, "")})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(503, "")})
     r = probe(url)
     assert r["failed"] and "HTTP 503" in r["msg"] and "not ready" in r["msg"]
 
 
 def test_no_models_listed(scripted_server, h):
-    url, _ = scripted_server({"/v1/models": h.Script(200, '{"object": "list", "data": []}')})
+    url, _seen = scripted_server({"/v1/models": h.Script(200, '{"object": "list", "data": []}')})
     r = probe(url)
     assert r["failed"] and r["msg"].endswith("/v1/models lists no models")
 
 
 def test_unreadable_events_become_a_warning(scripted_server, h):
     events = [_c("Hello"), "not json", (0.02, _c(" world", "stop")), "[DONE]"]
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
     r = probe(url)
     assert not r["failed"] and r["warnings"] == [
         "ignored 1 unreadable stream event(s), first: non-JSON event: not json"
@@ -323,7 +323,7 @@ def test_stream_not_chunked_is_read_as_it_comes(scripted_server, h):
     pieces = h.sse((0.05, _c("Hello")), (0.1, _c(" big")), (0.1, _c(" world", "length")), "[DONE]")
     script = h.Script(200, headers={"content-type": "text/event-stream", "connection": "close"}, pieces=pieces)
     script.chunked = False
-    url, _ = scripted_server({"/v1/models": _models(h), "/v1/completions": script})
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": script})
     r = probe(url, max_tokens=3)
     assert not r["failed"], r["msg"]
     assert r["ttft_s"] < 0.15 and 0.18 < r["total_s"]

@@ -41,14 +41,14 @@ def test_wait_gives_up_on_time_with_the_last_answer(h):
 
 
 def test_unhealthy_on_other_status_quotes_the_body(scripted_server, h):
-    url, _ = scripted_server({"/health": h.Script(500, '{"object":"error","message":"scheduler died"}')})
+    url, _seen = scripted_server({"/health": h.Script(500, '{"object":"error","message":"scheduler died"}')})
     r = _readiness.poll(url, timeout=2)
     assert r.phase == "unhealthy" and r.http_status == 500
     assert "scheduler died" in r.detail
 
 
 def test_unhealthy_on_timeout(scripted_server, h):
-    url, _ = scripted_server({"/health": h.Script(200, delay=1.0)})
+    url, _seen = scripted_server({"/health": h.Script(200, delay=1.0)})
     r = _readiness.poll(url, timeout=0.2)
     assert r.phase == "unhealthy" and r.http_status is None
     assert "timeout" in r.detail or "timed out" in r.detail
