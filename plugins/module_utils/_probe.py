@@ -317,17 +317,11 @@ class Probe:
         if resp.status_code != 200:
             self._fail(http_status_error("POST", self.client.url(path), resp.status_code, body).message)
             return False
-        try:
-            data = resp.json()
-        except ValueError:
-            self._fail(f"POST {self.client.url(path)} answered 200 with a body that is not JSON: {cut(body, 120)}")
+        event = self._whole_answer(body, self.client.url(path))
+        if event is None:
             return False
         state = StreamState(o["api"])
-        if o["api"] == "generate":
-            obj = data[0] if isinstance(data, list) and data else data
-            state.add(interpret("generate", json.dumps(obj)), t_end)
-        else:
-            state.add(interpret(o["api"], json.dumps(_as_chunk(data))), t_end)
+        state.add(event, t_end)
         self._take_state(state, t_req, t_end)
         return False
 
@@ -359,13 +353,21 @@ class Probe:
 
         def worker():
             try:
+                # The main thread keeps the deadlines; the socket timeouts only back them up, so they
+                # run a little longer than the budget and never decide a verdict themselves.
                 resp = self.client.request(
-                    "POST", path, json_body=payload, timeout=(min(CONNECT_TIMEOUT, budget), budget), stream=True
+                    "POST", path, json_body=payload, timeout=(min(CONNECT_TIMEOUT, budget) + 1, budget + 1), stream=True
                 )
                 holder["resp"] = resp
                 q.put(("response", resp.status_code, clock()))
                 if resp.status_code != 200:
                     q.put(("status", resp.text, clock()))
+                    return
+                ctype = resp.headers.get("content-type", "").lower()
+                if "json" in ctype and "event-stream" not in ctype:
+                    # A server that ignored "stream": the whole answer as one JSON body.
+                    body = resp.text
+                    q.put(("whole", body, clock()))
                     return
                 te = resp.headers.get("transfer-encoding", "").lower()
                 # Chunked: each HTTP chunk as it comes. Otherwise read byte-wise so nothing waits for a full buffer.
@@ -436,18 +438,28 @@ class Probe:
                         outcome, t_end = "done", t
                 elif kind == "eof":
                     outcome, t_end = "eof", t
+                elif kind == "whole":
+                    ev = self._whole_answer(value, url)
+                    if ev is None:
+                        return False
+                    state.add(ev, t)
+                    outcome, t_end = "done", t
+                    self.result["warnings"].append(
+                        "the server ignored stream: true and sent the answer in one piece: "
+                        "ttft_s is the time to the whole answer and only the end-to-end rate is measured"
+                    )
         finally:
             if outcome not in ("done", "eof"):
                 _abort(holder.get("resp"))
         self._take_state(state, t_req, t_end)
         res = self.result
-        self.cut_by_verdict = outcome in ("ttft", "decode", "budget")
+        self.cut_by_verdict = self.cut_by_verdict or outcome in ("ttft", "decode", "budget")
         if outcome == "ttft":
             res["ttft_s"] = None
             self._fail(
                 "no first token within {} s (max_ttft){}".format(
                     _num(o["max_ttft"]),
-                    "" if res["http_status"] else ": the server accepted the request but sent no answer",
+                    "" if res["http_status"] else ": no answer at all, not even response headers",
                 )
             )
         elif outcome == "decode":
@@ -475,6 +487,19 @@ class Probe:
                 f"ignored {len(state.ignored)} unreadable stream event(s), first: {state.ignored[0]}"
             )
         return False
+
+    def _whole_answer(self, body, url):
+        """A non-streamed JSON answer as one StreamEvent, or None (failure recorded) when it is not JSON."""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            self._fail(f"POST {url} answered 200 with a body that is not JSON: {cut(body, 120)}")
+            self.cut_by_verdict = True  # nothing was read: thresholds would only repeat this
+            return None
+        if self.o["api"] == "generate":
+            obj = data[0] if isinstance(data, list) and data else data
+            return interpret("generate", json.dumps(obj))
+        return interpret(self.o["api"], json.dumps(_as_chunk(data)))
 
     # ------------------------------------------------------------------ measure and judge
     def _take_state(self, state, t_req, t_end):
@@ -525,7 +550,7 @@ class Probe:
             elif deg and o["degenerate"] == "warn":
                 res["warnings"].append(f"output degenerate: {why}")
         if self.cut_by_verdict:
-            return  # the stream was cut by a verdict: its partial numbers would only repeat it
+            return  # cut by a verdict, or unreadable: partial numbers would only repeat it
         min_tps = o["min_tokens_per_second"]
         if min_tps:
             rate, label = res["tokens_per_second"], "decode"

@@ -146,7 +146,7 @@ def test_hang_is_judged_at_max_ttft(shared_sim):
     start = time.monotonic()
     r = probe(sim.base_url, max_ttft=0.3)
     assert r["failed"] and r["http_status"] is None
-    assert r["msg"] == "no first token within 0.3 s (max_ttft): the server accepted the request but sent no answer"
+    assert r["msg"] == "no first token within 0.3 s (max_ttft): no answer at all, not even response headers"
     assert time.monotonic() - start < 1.5
 
 
@@ -327,3 +327,26 @@ def test_stream_not_chunked_is_read_as_it_comes(scripted_server, h):
     r = probe(url, max_tokens=3)
     assert not r["failed"], r["msg"]
     assert r["ttft_s"] < 0.15 and 0.18 < r["total_s"]
+
+
+def test_server_ignoring_stream_is_read_as_one_answer(scripted_server, h):
+    body = json.dumps(
+        {
+            "object": "text_completion",
+            "model": "m",
+            "usage": {"completion_tokens": 3},
+            "choices": [{"index": 0, "text": "Hello big world", "finish_reason": "length"}],
+        }
+    )
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(200, body, delay=0.05)})
+    r = probe(url, max_tokens=3)
+    assert not r["failed"], r["msg"]
+    assert r["text"] == "Hello big world" and r["completion_tokens"] == 3 and r["tokens_per_second"] is None
+    assert r["e2e_tokens_per_second"] > 5
+    assert r["warnings"] and r["warnings"][0].startswith("the server ignored stream: true")
+
+
+def test_not_json_200_not_streamed(scripted_server, h):
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(200, "<html>oops</html>")})
+    r = probe(url, stream=False)
+    assert r["failed"] and r["msg"].endswith("answered 200 with a body that is not JSON: <html>oops</html>")
