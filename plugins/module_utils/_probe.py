@@ -81,6 +81,7 @@ SERVER_INFO_KEYS = (
     "speculative_num_steps",
     "speculative_eagle_topk",
     "speculative_num_draft_tokens",
+    "speculative_dflash_block_size",
     "speculative_ddtree_budget",
     "model_path",
     "served_model_name",
@@ -89,6 +90,8 @@ SERVER_INFO_KEYS = (
     "disable_cuda_graph",
     "cuda_graph_max_bs",
     "tp_size",
+    "context_length",
+    "max_running_requests",
 )
 MODELS_TIMEOUT = 10.0
 INFO_TIMEOUT = 2.0
