@@ -7,6 +7,7 @@ clock; the real-time field-report check lives in tests/unit/plugins/modules/test
 """
 
 import json
+import ssl
 import time
 
 import pytest
@@ -350,3 +351,15 @@ def test_not_json_200_not_streamed(scripted_server, h):
     url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(200, "<html>oops</html>")})
     r = probe(url, stream=False)
     assert r["failed"] and r["msg"].endswith("answered 200 with a body that is not JSON: <html>oops</html>")
+
+
+def test_tls_self_signed(scripted_server, h, self_signed_cert):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(*self_signed_cert)
+    events = [_c("Hello"), (0.02, _c(" world", "length")), "[DONE]"]
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)}, tls_context=ctx)
+    r = probe(url)
+    assert r["failed"] and r["msg"].startswith("cannot list models") and "validate_certs=false" in r["msg"]
+    r = probe(url, validate_certs=False, max_tokens=2)
+    assert not r["failed"], r["msg"]
+    assert r["text"] == "Hello world"
