@@ -404,8 +404,9 @@ class Probe:
                 if state.t_first is None:
                     if ttft_deadline is not None and ttft_deadline < limit:
                         limit, why = ttft_deadline, "ttft"
-                elif o["min_tokens_per_second"]:
-                    # The latest time the stream can end and still reach the minimum decode rate.
+                elif o["min_tokens_per_second"] and state.completion_tokens < o["max_tokens"]:
+                    # The latest time the last token can come and still reach the minimum decode rate
+                    # (once all tokens are in, only the end of the stream is awaited, within the budget).
                     remaining = o["max_tokens"] - (state.first_chunk_tokens or 1)
                     decode_deadline = state.t_first + remaining / float(o["min_tokens_per_second"])
                     if decode_deadline < limit:

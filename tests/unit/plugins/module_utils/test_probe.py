@@ -363,3 +363,12 @@ def test_tls_self_signed(scripted_server, h, self_signed_cert):
     r = probe(url, validate_certs=False, max_tokens=2)
     assert not r["failed"], r["msg"]
     assert r["text"] == "Hello world"
+
+
+def test_late_end_of_stream_after_all_tokens_is_not_a_slow_decode(scripted_server, h):
+    # all 3 tokens within 0.1 s (20+ tok/s), the finish chunk and [DONE] only 0.5 s later
+    events = [_c("Hello"), (0.05, _c(" big")), (0.05, _c(" world")), (0.5, _c("", "length")), "[DONE]"]
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    r = probe(url, max_tokens=3, min_tokens_per_second=10)
+    assert not r["failed"], r["msg"]
+    assert r["tokens_per_second"] > 10 and r["total_s"] > 0.5
