@@ -132,10 +132,12 @@ EOF
 # its cache that installs the same pip version from a wheel fetched from PyPI.
 ddtree_ensure_sanity_bootstrap() {
     local cache="$HOME/.ansible/test/cache" version script wheel
+    # The pip version ansible-test pins for this Python.
     version="$("$DDTREE_VENV/bin/python" -c '
-import types
+import sys, types
 from ansible_test._internal.python_requirements import get_venv_packages
-print(get_venv_packages(types.SimpleNamespace(version="3.11"))["pip"])')"
+python = types.SimpleNamespace(version="%d.%d" % sys.version_info[:2])
+print(get_venv_packages(python)["pip"])')"
     script="$cache/get_pip_${version//./_}.py"
     wheel="$cache/pip-${version}-py3-none-any.whl"
     mkdir -p "$cache"
