@@ -1,0 +1,256 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_sglang_source: reading SpeculativeAlgorithm from an installed SGLang without importing it.
+
+The base text is SGLang 0.5.23's own spec_info.py (tests/fixtures/patches/*.orig); the DDTree
+patch is the one the molecule scenarios apply to the real wheel.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_source as src
+
+PATCHES = Path(__file__).resolve().parents[3] / "fixtures" / "patches"
+SPEC_INFO_0_5_23 = (PATCHES / "sglang-0.5.23-spec_info.py.orig").read_text()
+# spec_registry.py of 0.5.23 holds the alias; spec_info's from_string resolves it to EAGLE.
+REGISTRY_0_5_23 = '_RESERVED_ALIASES = frozenset({"NEXTN"})\n'
+MEMBERS_0_5_23 = ["DFLASH", "UNO", "DSPARK", "EAGLE", "EAGLE3", "FROZEN_KV_MTP", "STANDALONE", "NGRAM", "NONE"]
+
+
+def make_site(root, spec_info=SPEC_INFO_0_5_23, registry=REGISTRY_0_5_23, version="0.5.23"):
+    """site-packages of a release venv: sglang/srt/speculative/{spec_info,spec_registry}.py + dist-info."""
+    site = Path(root) / "lib" / "python3.11" / "site-packages"
+    spec_dir = site / "sglang" / "srt" / "speculative"
+    spec_dir.mkdir(parents=True)
+    (site / "sglang" / "__init__.py").write_text(f"__version__ = {version!r}\n")
+    (spec_dir / "spec_info.py").write_text(spec_info)
+    if registry is not None:
+        (spec_dir / "spec_registry.py").write_text(registry)
+    dist_info = site / f"sglang-{version}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: sglang\nVersion: {version}\n\nVersion: 9.9\n")
+    return site
+
+
+def gnu_patch(site, patch_name):
+    """Apply a fixture patch as the role does: base directory site-packages, strip 1, forward only."""
+    return subprocess.run(
+        ["patch", "--forward", "--batch", "--strip=1", f"--directory={site}", f"--input={PATCHES / patch_name}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def analyze(text, **extra):
+    return src.analyze_spec_info(text, "spec_info.py", extra_sources=extra or None)
+
+
+def test_released_0_5_23_has_no_ddtree_and_nextn_is_an_alias(tmp_path):
+    site = make_site(tmp_path)
+    result = src.read_package(src.find_package_dir(tmp_path))
+    assert result["algorithms"] == MEMBERS_0_5_23
+    assert result["aliases"] == {"NEXTN": "EAGLE"}
+    assert result["is_dflash"] == ["DFLASH"]
+    assert result["spec_info_path"] == str(site / "sglang" / "srt" / "speculative" / "spec_info.py")
+    assert src.check_requirements(result, ["NEXTN"]) == []
+    assert src.check_requirements(result, ["dflash"]) == []
+    problems = src.check_requirements(result, ["DDTREE"])
+    assert len(problems) == 1
+    assert "no DDTREE" in problems[0] and "sglang_install_patches" in problems[0]
+
+
+def test_ddtree_patch_adds_the_member_and_is_dflash_coverage(tmp_path):
+    site = make_site(tmp_path)
+    applied = gnu_patch(site, "sglang-ddtree-algorithm.patch")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    result = src.read_package(src.find_package_dir(tmp_path))
+    assert result["algorithms"] == ["DFLASH", "DDTREE"] + MEMBERS_0_5_23[1:]
+    assert result["is_dflash"] == ["DFLASH", "DDTREE"]
+    assert src.check_requirements(result, ["DDTREE", "DFLASH", "NEXTN"]) == []
+
+
+def test_stale_patch_fails_on_its_second_hunk(tmp_path):
+    site = make_site(tmp_path)
+    applied = gnu_patch(site, "sglang-ddtree-stale.patch")
+    assert applied.returncode == 1
+    assert "Hunk #2 FAILED" in applied.stdout
+
+
+def test_ddtree_member_without_is_dflash_is_the_field_report_bug():
+    text = SPEC_INFO_0_5_23.replace("    DFLASH = auto()\n", "    DFLASH = auto()\n    DDTREE = auto()\n", 1)
+    result = analyze(text)
+    assert "DDTREE" in result["algorithms"]
+    assert result["is_dflash"] == ["DFLASH"]
+    problems = src.check_requirements(result, ["DDTREE"])
+    assert len(problems) == 1
+    assert "is_dflash() is false for DDTREE" in problems[0]
+    assert "5120 vs 25600" in problems[0]
+
+
+ENUM = """
+from enum import Enum, auto
+
+
+class SpeculativeAlgorithm(Enum):
+    DFLASH = auto()
+    DDTREE = auto()
+    EAGLE = auto()
+    NONE = auto()
+
+    def is_none(self):
+        return self == SpeculativeAlgorithm.NONE
+
+    def is_ddtree(self):
+        return self is SpeculativeAlgorithm.DDTREE
+
+    def is_dflash(self):
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("return self == SpeculativeAlgorithm.DFLASH", ["DFLASH"]),
+        ("return SpeculativeAlgorithm.DFLASH == self", ["DFLASH"]),
+        ("return self in (SpeculativeAlgorithm.DFLASH, SpeculativeAlgorithm.DDTREE)", ["DFLASH", "DDTREE"]),
+        ("return self in [SpeculativeAlgorithm.DDTREE]", ["DDTREE"]),
+        ("return self in {SpeculativeAlgorithm.DFLASH, SpeculativeAlgorithm.DDTREE}", ["DFLASH", "DDTREE"]),
+        ("return self in frozenset((SpeculativeAlgorithm.DDTREE, SpeculativeAlgorithm.DFLASH))", ["DFLASH", "DDTREE"]),
+        ("return self == SpeculativeAlgorithm.DFLASH or self.is_ddtree()", ["DFLASH", "DDTREE"]),
+        ('"""Docstring first."""\n        return self.is_ddtree()', ["DDTREE"]),
+        ("return not self.is_none() and self != SpeculativeAlgorithm.EAGLE", ["DFLASH", "DDTREE"]),
+        ("return self not in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.NONE)", ["DFLASH", "DDTREE"]),
+        ("return False", []),
+        ("return self.is_dflash()", None),  # recursion: unknown, not a guess
+        ('return self.name.startswith("D")', None),
+        ("x = 1\n        return x == 1", None),
+        ("return self in _DFLASH_FAMILY", None),
+    ],
+)
+def test_is_dflash_forms(body, expected):
+    result = analyze(ENUM.format(body=body))
+    assert result["is_dflash"] == expected
+
+
+def test_unknown_is_dflash_asks_for_the_import_check():
+    result = analyze(ENUM.format(body='return self.name.startswith("D")'))
+    problems = src.check_requirements(result, ["DDTREE"])
+    assert len(problems) == 1
+    assert "could not be read statically" in problems[0] and "import check" in problems[0]
+
+
+def test_no_is_dflash_method_is_unknown():
+    text = ENUM.format(body="return True").replace("def is_dflash", "def is_other")
+    assert analyze(text)["is_dflash"] is None
+
+
+# SGLang before the Enum rework: IntEnum, a name_map in from_string (older: NEXTN rewritten in ServerArgs).
+OLD_INT_ENUM = """
+from enum import IntEnum, auto
+
+
+class SpeculativeAlgorithm(IntEnum):
+    NONE = auto()
+    EAGLE = auto()
+    EAGLE3 = auto()
+
+    def is_eagle(self):
+        return self == SpeculativeAlgorithm.EAGLE or self == SpeculativeAlgorithm.EAGLE3
+
+    @staticmethod
+    def from_string(name: str):
+        name_map = {
+            "EAGLE": SpeculativeAlgorithm.EAGLE,
+            "EAGLE3": SpeculativeAlgorithm.EAGLE3,
+            "MTP": SpeculativeAlgorithm.EAGLE,
+            None: SpeculativeAlgorithm.NONE,
+        }
+        return name_map[name.upper() if name else None]
+"""
+OLD_SERVER_ARGS = """
+class ServerArgs:
+    def __post_init__(self):
+        if self.speculative_algorithm == "NEXTN":
+            self.speculative_algorithm = "EAGLE"
+"""
+
+
+def test_old_layout_aliases_from_name_map_and_server_args():
+    result = analyze(OLD_INT_ENUM, **{"srt/server_args.py": OLD_SERVER_ARGS})
+    assert result["algorithms"] == ["NONE", "EAGLE", "EAGLE3"]
+    assert result["aliases"] == {"MTP": "EAGLE", "NEXTN": "EAGLE"}
+    assert result["is_dflash"] is None
+    assert src.check_requirements(result, ["NEXTN", "EAGLE3"]) == []
+    assert "no DFLASH" in src.check_requirements(result, ["DFLASH"])[0]
+
+
+def test_alias_target_from_reserved_aliases_check():
+    result = analyze(SPEC_INFO_0_5_23, **{"srt/speculative/spec_registry.py": REGISTRY_0_5_23})
+    assert result["aliases"] == {"NEXTN": "EAGLE"}
+    # Without the registry file the alias is not known (spec_info.py only tests membership).
+    assert analyze(SPEC_INFO_0_5_23)["aliases"] == {}
+
+
+def test_registry_based_class_is_refused_with_the_way_out():
+    text = "class SpeculativeAlgorithm(metaclass=Meta):\n    __slots__ = ('name',)\n    _next_value: int = 0\n"
+    with pytest.raises(src.SglangSourceError, match="without enum members.*runtime import check"):
+        analyze(text)
+
+
+def test_missing_class_and_broken_source_are_named():
+    with pytest.raises(src.SglangSourceError, match="does not define class SpeculativeAlgorithm"):
+        analyze("X = 1\n")
+    with pytest.raises(src.SglangSourceError, match=r"spec_info.py does not parse: .* \(line 2\)"):
+        analyze("class SpeculativeAlgorithm:\n    DFLASH = = 1\n")
+
+
+@pytest.mark.parametrize("layout", ["venv", "site-packages", "package"])
+def test_find_package_dir_layouts(tmp_path, layout):
+    site = make_site(tmp_path)
+    given = {"venv": tmp_path, "site-packages": site, "package": site / "sglang"}[layout]
+    assert src.find_package_dir(str(given)) == str(site / "sglang")
+
+
+def test_find_package_dir_errors(tmp_path):
+    with pytest.raises(src.SglangSourceError, match="does not exist"):
+        src.find_package_dir(str(tmp_path / "nope"))
+    with pytest.raises(src.SglangSourceError, match="no sglang package under"):
+        src.find_package_dir(str(tmp_path))
+
+
+def test_spec_info_found_by_scan_when_moved(tmp_path):
+    site = make_site(tmp_path)
+    speculative = site / "sglang" / "srt" / "speculative"
+    (speculative / "spec_info.py").rename(speculative / "algorithms.py")
+    assert src.find_spec_info(str(site / "sglang")) == str(speculative / "algorithms.py")
+    (speculative / "algorithms.py").unlink()
+    with pytest.raises(src.SglangSourceError, match="defines class SpeculativeAlgorithm"):
+        src.find_spec_info(str(site / "sglang"))
+
+
+def test_read_distribution_version_and_origin(tmp_path):
+    site = make_site(tmp_path, version="0.5.24.dev0")
+    direct_url = {"url": "https://github.com/example/sglang", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
+    (site / "sglang-0.5.24.dev0.dist-info" / "direct_url.json").write_text(json.dumps(direct_url))
+    info = src.read_distribution(str(site / "sglang"))
+    # Only the header's Version counts, not a "Version:" line in the description.
+    assert info["version"] == "0.5.24.dev0"
+    assert info["direct_url"] == direct_url
+
+
+def test_read_distribution_without_dist_info(tmp_path):
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang_router-1.0.dist-info").mkdir()
+    assert src.read_distribution(str(tmp_path / "sglang")) == {"version": None, "direct_url": None, "dist_info": None}
+
+
+def test_parse_import_check_takes_the_last_json_line():
+    out = 'INFO importing torch\n{"version": "0.5.23", "algorithms": ["DDTREE"], "is_dflash": ["DDTREE"]}\n'
+    assert src.parse_import_check(out)["algorithms"] == ["DDTREE"]
+    with pytest.raises(src.SglangSourceError, match="printed no result: Traceback"):
+        src.parse_import_check("Traceback (most recent call last):\n")
