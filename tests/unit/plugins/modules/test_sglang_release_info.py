@@ -112,7 +112,8 @@ def test_released_0_5_23_fails_for_ddtree_and_serves_nextn(tmp_path):
     release = make_release(tmp_path)
     ok, result = run(path=str(release), required_algorithms=["DDTREE"])
     assert not ok
-    assert result["msg"].startswith(f"SGLang 0.5.23 at {release}/lib/python3.11/site-packages/sglang cannot serve DDTREE")
+    package = release / "lib" / "python3.11" / "site-packages" / "sglang"
+    assert result["msg"].startswith(f"SGLang 0.5.23 at {package} cannot serve DDTREE")
     assert "SpeculativeAlgorithm has no DDTREE" in result["msg"]
     assert result["algorithms"][0] == "DFLASH"
     ok, result = run(path=str(release), required_algorithms=["NEXTN"])
