@@ -22,12 +22,14 @@ description:
     time, for hosts with the full stack.
   - Never changes the host.
 author:
-  - ddtree.sglang developers
+  - ddtree.sglang developers (@ddtree)
 attributes:
   check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: The module only reads; it runs the same way in check mode, import check included.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
 options:
   path:
@@ -92,12 +94,12 @@ version:
 package_dir:
   description: The C(sglang) package directory that was read.
   returned: always
-  type: path
+  type: str
   sample: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f/lib/python3.11/site-packages/sglang
 spec_info_path:
   description: The file that defines C(SpeculativeAlgorithm).
   returned: always
-  type: path
+  type: str
   sample: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f/lib/python3.11/site-packages/sglang/srt/speculative/spec_info.py
 algorithms:
   description: Members of C(SpeculativeAlgorithm), in source order.
