@@ -5,8 +5,10 @@ number, multiselect as a list of strings.  A role validates its variables agains
 meta/argument_specs.yml; a play keyword such as serial takes whatever the template gives.
 """
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,4 +100,14 @@ def test_deploy_playbook_batches_hosts_as_the_survey_answer_says(tmp_path):
         f"which AWX sends as a string:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     )
     batches = [line.split("BATCH ", 1)[1].rstrip('"') for line in proc.stdout.splitlines() if "BATCH " in line]
-    assert batches == ["h1", "h2,h3,h4"], batches
+    # The default, 1,25%,100% of four hosts: one canary, one (a quarter), the other two.
+    assert batches == ["h1", "h2", "h3,h4"], batches
+
+
+def test_survey_batches_default_is_the_playbook_default():
+    """Launching with the survey's defaults batches hosts as the playbook does from a shell."""
+    play = yaml.safe_load((REPO / "playbooks" / "deploy_ddtree.yml").read_text())[0]
+    match = re.search(r"ddtree_deploy_serial\s*\|\s*default\((\[.*?\])\)", play["serial"])
+    assert match, f"no default for ddtree_deploy_serial in the deploy playbook's serial: {play['serial']}"
+    playbook_default = [str(batch) for batch in ast.literal_eval(match.group(1))]
+    assert _serial_question()["default"].split(",") == playbook_default
