@@ -1,0 +1,118 @@
+"""Shared helpers of the deploy benchmarks: simulated GPU hosts, an inventory, timed playbook runs.
+
+The hosts are podman containers from the test host image (scripts/build-test-image.sh), made
+simulated GPU hosts with a working NEXTN unit by extensions/molecule/shared/deploy_prepare.yml,
+exactly as the demo does. Run the benchmarks from a shell where scripts/lib/setup.sh's
+``ddtree_setup`` has run (the virtualenv active, DDTREE_TEST_IMAGE and DDTREE_COLLECTIONS_PATH
+exported); they only add their own containers and remove them at the end.
+"""
+
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+IMAGE = os.environ.get("DDTREE_TEST_IMAGE", "localhost/ddtree-sglang-testhost:latest")
+PREFIX = os.environ.get("DDTREE_BENCH_PREFIX", "ddtree-bench-")
+
+GROUP_VARS = {
+    "ansible_connection": "containers.podman.podman",
+    "ansible_python_interpreter": "/usr/bin/python3",
+    "ansible_become": False,
+    "sglang_model_path": "/srv/models/Qwen3.6-27B",
+    "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
+    "sglang_launch_command": "/usr/bin/python3 /opt/sglang-sim/launch_server.py",
+    "sglang_ready_timeout": 120,
+    "ddtree_deploy_install": False,
+    "ddtree_deploy_probe_wait_ready": 120,
+}
+
+
+def log(msg):
+    print(f"[bench] {msg}", flush=True)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, check=True, text=True, **kw)
+
+
+@contextlib.contextmanager
+def simulated_hosts(hosts, group_vars=None):
+    """Boot one container per host ({name: host vars}), prepare them, yield the inventory path."""
+    suffix = secrets.token_hex(3)
+    names = {h: f"{PREFIX}{h}-{suffix}" for h in hosts}
+    workdir = Path(tempfile.mkdtemp(prefix="ddtree-bench-"))
+    inventory = {
+        "sglang_servers": {
+            "hosts": {h: dict(v, ansible_host=names[h]) for h, v in hosts.items()},
+            "vars": dict(GROUP_VARS, **(group_vars or {})),
+        }
+    }
+    inv_path = workdir / "inventory.json"
+    inv_path.write_text(json.dumps(inventory, indent=2))
+    try:
+        for host, name in names.items():
+            run(["podman", "rm", "-f", "-t", "0", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            run(
+                [
+                    "podman", "run", "-d", "--name", name, "--hostname", host, "--runtime", "runc",
+                    "--systemd=always", "--ulimit", "nofile=1024:4096", "--ulimit", "nproc=4096:4096",
+                    "--label", "ddtree.bench=1", IMAGE, "/sbin/init",
+                ],
+                stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+        log(f"preparing {len(hosts)} simulated host(s) with a NEXTN unit")
+        playbook(inv_path, ROOT / "extensions/molecule/shared/deploy_prepare.yml", workdir / "prepare.log")
+        yield inv_path, workdir
+    finally:
+        for name in names.values():
+            subprocess.run(["podman", "rm", "-f", "-t", "0", name], stdout=subprocess.DEVNULL, check=False)
+
+
+def playbook(inventory, path, logfile, extra_vars=None, env=None, expect=(0,)):
+    """Run ansible-playbook; return (exit status, wall seconds). Output goes to logfile."""
+    argv = ["ansible-playbook", "-i", str(inventory), str(path)]
+    if extra_vars:
+        argv += ["-e", json.dumps(extra_vars)]
+    full_env = dict(os.environ, ANSIBLE_FORKS="10", **(env or {}))
+    full_env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.environ.get("DDTREE_COLLECTIONS_PATH", ""))
+    t0 = time.monotonic()
+    with open(logfile, "w") as out:
+        rc = subprocess.run(argv, cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+    wall = time.monotonic() - t0
+    if rc not in expect:
+        raise SystemExit(f"{path.name} exited {rc} (expected {expect}); see {logfile}")
+    return rc, wall
+
+
+def deploy(inventory, workdir, tag, **kw):
+    """Run playbooks/deploy_ddtree.yml into its own report directory; return (rc, wall, reports)."""
+    reports = workdir / "reports"
+    env = {"DDTREE_DEPLOY_REPORT_DIR": str(reports), "DDTREE_DEPLOY_RUN_ID": tag}
+    rc, wall = playbook(inventory, ROOT / "playbooks/deploy_ddtree.yml", workdir / f"{tag}.log", env=env, **kw)
+    summary = json.loads((reports / tag / "summary.json").read_text())
+    return rc, wall, summary
+
+
+def service_start_seconds(container, service="sglang-qwen", port=30000, timeout=120):
+    """Wall time of `systemctl restart` until /health answers 200, measured inside the host."""
+    script = (
+        "import subprocess, time, urllib.request\n"
+        "t0 = time.monotonic()\n"
+        f"subprocess.run(['systemctl', 'restart', '{service}.service'], check=True)\n"
+        f"while time.monotonic() - t0 < {timeout}:\n"
+        "    try:\n"
+        f"        if urllib.request.urlopen('http://127.0.0.1:{port}/health', timeout=2).status == 200:\n"
+        "            break\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "    time.sleep(0.1)\n"
+        "print(round(time.monotonic() - t0, 3))\n"
+    )
+    out = run(["podman", "exec", container, "/usr/bin/python3", "-c", script], capture_output=True).stdout
+    return float(out.strip())
