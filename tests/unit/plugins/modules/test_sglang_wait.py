@@ -224,3 +224,107 @@ def test_parse_show_types_values():
     assert unit["exec_main_exit_monotonic"] == 2.5
     assert json.dumps(unit)  # plain data, serialisable as a module result
     assert sglang_wait.parse_show(show())["exec_main_exit_monotonic"] is None
+
+
+# --------------------------------------------------------------------------- action plugin
+# The action plugin loops the module in windows, prints one progress line per window and
+# stops at the first failed window; these tests run it over scripted module results.
+
+from unittest.mock import MagicMock  # noqa: E402
+
+from ansible_collections.ddtree.sglang.plugins.action import sglang_wait as wait_action  # noqa: E402
+
+
+def make_action(results, **args):
+    task = MagicMock()
+    task.args = {"name": "sglang-qwen.service", "timeout": 60, "window": 10, **args}
+    task.async_val = 0
+    action = wait_action.ActionModule(
+        task=task, connection=MagicMock(), play_context=MagicMock(), loader=None, templar=None, shared_loader_obj=None
+    )
+    calls = []
+
+    def execute_module(module_name, module_args, task_vars):
+        calls.append(dict(module_args))
+        return dict(results.pop(0))
+
+    action._execute_module = execute_module
+    return action, calls
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    lines = []
+    monkeypatch.setattr(wait_action.display, "display", lambda msg, **kw: lines.append(msg))
+    return lines
+
+
+def window(state, http="", **extra):
+    res = {"state": state, "http": http, "invocation_id": "inv1", "restarts_baseline": 0, "unit": {}}
+    res.update(extra)
+    return res
+
+
+def test_action_prints_progress_each_window_until_ready(shown):
+    action, calls = make_action(
+        [window("loading", "connection refused"), window("starting", "503 starting"), window("ready", "200 ready")]
+    )
+    res = action.run(task_vars={"inventory_hostname": "ct129"})
+    assert not res.get("failed")
+    assert res["state"] == "ready"
+    assert res["changed"] is False
+    assert len(shown) == 3
+    assert "ct129" in shown[0] and "port not bound" in shown[0]
+    assert "503 starting" in shown[1]
+    assert shown[2].endswith("ready")
+    # after the first window the watched invocation and restart baseline are pinned
+    assert "invocation_id" not in calls[0]
+    assert calls[1]["invocation_id"] == "inv1" and calls[1]["restarts_baseline"] == 0
+
+
+def test_action_fails_at_the_first_failed_window_with_cause_and_fix(shown):
+    cause = {
+        "id": "cuda_oom",
+        "cause": "CUDA ran out of GPU memory.",
+        "fix": "Lower mem_fraction_static.",
+        "line": "CUDA out of memory",
+        "journal_tail": ["torch.OutOfMemoryError: CUDA out of memory."],
+    }
+    action, calls = make_action(
+        [
+            window("loading"),
+            window("failed", failed=True, msg="module text", exception="trace", cause=cause, seconds_since_exit=0.4),
+        ]
+    )
+    res = action.run(task_vars={})
+    assert res["failed"] is True
+    assert len(calls) == 2
+    assert "Cause: CUDA ran out of GPU memory." in res["msg"]
+    assert "Fix: Lower mem_fraction_static." in res["msg"]
+    assert "0.4s after the process exited" in res["msg"]
+    assert "exception" not in res
+    assert res["cause"]["id"] == "cuda_oom"
+    assert any("torch.OutOfMemoryError" in line for line in shown)
+
+
+def test_action_times_out_with_the_journal_when_the_server_never_answers(shown, monkeypatch):
+    clock = iter(range(0, 1000, 5))
+    monkeypatch.setattr(wait_action.time, "monotonic", lambda: next(clock))
+    results = [window("loading", "connection refused", journal_tail=["Load weight begin."]) for _ in range(5)]
+    action, calls = make_action(results, timeout=20, window=5)
+    res = action.run(task_vars={})
+    assert res["failed"] is True
+    assert res["cause"]["id"] == "timeout"
+    assert "within 20s" in res["cause"]["cause"]
+    assert "loading" in res["cause"]["cause"]
+    assert res["cause"]["journal_tail"] == ["Load weight begin."]
+    assert "sglang_ready_timeout" in res["cause"]["fix"]
+    # the journal is asked for on the last window only
+    assert [c["collect_journal"] for c in calls] == [False] * (len(calls) - 1) + [True]
+
+
+def test_action_passes_module_errors_through(shown):
+    action, _ = make_action([{"failed": True, "msg": "Failed to find required executable systemctl"}])
+    res = action.run(task_vars={})
+    assert res["failed"] is True
+    assert res["msg"] == "Failed to find required executable systemctl"
