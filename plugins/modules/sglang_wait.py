@@ -26,7 +26,10 @@ description:
     seconds per run, and prints a progress line after each window (elapsed seconds and what the
     server answers), so a model that takes minutes to load never looks like a hang.
 author:
-  - ddtree.sglang developers
+  - ddtree.sglang developers (@ddtree)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
   check_mode:
     support: full
@@ -37,6 +40,8 @@ attributes:
     support: full
     details: The action plugin loops the module and prints progress while it waits.
   async:
+    support: none
+  bypass_host_loop:
     support: none
   platform:
     platforms: posix
@@ -55,7 +60,7 @@ options:
     default: http://127.0.0.1:30000
   api_key:
     description:
-      - The server's API key, sent as C(Authorization: Bearer) when set.
+      - The server's API key, sent as an C(Authorization) Bearer header when set.
     type: str
   timeout:
     description:
