@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Seconds from an SGLang crash to the sglang role naming its cause.
@@ -16,7 +15,7 @@ timestamps use), against the crash as systemd recorded it (ExecMainExitTimestamp
   play_s    when the failure had reached the play (the rescue's first task ran)
   wait_s    how long the role's wait ran in total (its timeout is 300 s)
 
-Usage: benchmarks/crash_to_cause.py [--trials 3] [--delays 0.5,4] [--json out.json]
+Usage: .venv/bin/python benchmarks/crash_to_cause.py [--trials 3] [--delays 0.5,4] [--json out.json]
 Needs: podman + runc, the test host image (scripts/build-test-image.sh), the repository's
 .venv (ansible-playbook, containers.podman). Cleans up its container unless --keep.
 """
@@ -43,7 +42,7 @@ def run(cmd, **kw):
 
 
 def boot(name, image):
-    subprocess.run(["podman", "rm", "-f", name], capture_output=True)
+    subprocess.run(["podman", "rm", "-f", name], capture_output=True, check=False)
     run(
         ["podman", "run", "-d", "--name", name, "--runtime", "runc", "--systemd=always"]
         + ["--ulimit", "nofile=1024:4096", "--ulimit", "nproc=4096:4096", image, "/sbin/init"],
@@ -83,6 +82,7 @@ def playbook(env, inventory, play, *extra):
         env=env,
         text=True,
         capture_output=True,
+        check=False,
     )
 
 
@@ -138,14 +138,14 @@ def main():
                 sys.exit(f"prepare failed:\n{proc.stdout[-3000:]}")
             port = 30100
             for delay in delays:
-                for _ in range(args.trials):
+                for _trial in range(args.trials):
                     result = trial(env, inventory, name, port, delay)
                     port += 1
                     results.append(result)
                     print(json.dumps(result), flush=True)
         finally:
             if not args.keep:
-                subprocess.run(["podman", "rm", "-f", name], capture_output=True)
+                subprocess.run(["podman", "rm", "-f", name], capture_output=True, check=False)
 
     print("\nbind_delay_s  trials  cause                 module_s (median, max)  play_s (median, max)  wait_s median")
     for delay in delays:
