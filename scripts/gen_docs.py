@@ -45,8 +45,8 @@ _MARKUP = [
     (re.compile(r"(?:C|O|V|M|RV|E)\(([^)]+)\)"), r"`\1`"),
     (re.compile(r"HORIZONTALLINE"), " "),
 ]
-# `name | default(value)` inside a play keyword such as hosts, serial or max_fail_percentage.
-_PLAY_VAR = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\|\s*default\((.*?)\)\s*\}\}")
+# `name | default(value)` anywhere in a play keyword such as hosts, serial or max_fail_percentage.
+_PLAY_VAR = re.compile(r"\b([a-z_][a-z0-9_]*)\s*\|\s*default\(")
 _PLAY_KEYWORDS = ("hosts", "serial", "max_fail_percentage", "become", "become_user", "strategy", "throttle")
 
 
@@ -144,6 +144,26 @@ def _header_comment(text: str) -> str:
     return " ".join(part for part in comment if part)
 
 
+def _defaults(expression: str):
+    """(name, default text) for each `name | default(...)` in a Jinja expression; the default's
+    parentheses and brackets may nest, quotes are respected."""
+    for match in _PLAY_VAR.finditer(expression):
+        depth, quote, start = 1, None, match.end()
+        for pos in range(start, len(expression)):
+            char = expression[pos]
+            if quote:
+                quote = None if char == quote else quote
+            elif char in "'\"":
+                quote = char
+            elif char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    yield match.group(1), expression[start:pos]
+                    break
+
+
 def playbook_variables(repo: Path) -> list[PlaybookVariable]:
     """Variables the playbooks read in play keywords, with the header sentence that documents each."""
     found = []
@@ -153,7 +173,7 @@ def playbook_variables(repo: Path) -> list[PlaybookVariable]:
         sentences = re.split(r"(?<=\.)\s+", header)
         for play in yaml.safe_load(text) or []:
             for keyword in _PLAY_KEYWORDS:
-                for name, default in _PLAY_VAR.findall(str(play.get(keyword, ""))):
+                for name, default in _defaults(str(play.get(keyword, ""))):
                     documented = " ".join(s for s in sentences if re.search(rf"\b{name}\b", s))
                     found.append(PlaybookVariable(name, path.name, keyword, default.strip(), documented))
     return found

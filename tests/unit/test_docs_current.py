@@ -90,11 +90,13 @@ def test_playbook_variables_come_from_play_keywords_and_header(tmp_path):
     (tmp_path / "playbooks").mkdir()
     (tmp_path / "playbooks" / "go.yml").write_text(
         "---\n# Go. Batches: demo_serial (default [1]): one at a time.\n#\n#   ansible-playbook go.yml\n"
-        '- name: Go\n  hosts: "{{ demo_hosts | default(\'all\') }}"\n  serial: "{{ demo_serial | default([1]) }}"\n'
+        "- name: Go\n  hosts: \"{{ demo_hosts | default('all') }}\"\n"
+        "  serial: \"{{ [demo_serial | default([1, ')'])] | flatten | join(',') }}\"\n"
         "  tasks: []\n"
     )
     found = {var.name: var for var in GEN_DOCS.playbook_variables(tmp_path)}
-    assert found["demo_serial"].default == "[1]" and "one at a time" in found["demo_serial"].description
+    # The default is read with its brackets and quotes balanced, wherever the variable sits.
+    assert found["demo_serial"].default == "[1, ')']" and "one at a time" in found["demo_serial"].description
     assert found["demo_hosts"].description == ""
     assert "Not described in the playbook's header." in GEN_DOCS.render(tmp_path)
 

@@ -6,9 +6,9 @@ meta/argument_specs.yml; a play keyword such as serial takes whatever the templa
 """
 
 import ast
+import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +19,10 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.dataloader import DataLoader
 
 REPO = Path(__file__).resolve().parents[3]
+# The docs generator reads the playbooks' play-keyword variables and their defaults.
+_GEN_DOCS_SPEC = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
+GEN_DOCS = sys.modules.setdefault("gen_docs", importlib.util.module_from_spec(_GEN_DOCS_SPEC))
+_GEN_DOCS_SPEC.loader.exec_module(GEN_DOCS)
 BIN = Path(sys.executable).parent
 # ansible's loader: the vars file carries !unsafe values for AWX's own templating.
 SURVEY = DataLoader().load_from_file(str(REPO / "extensions" / "awx" / "vars" / "main.yml"))["ddtree_awx_deploy_survey"]
@@ -106,8 +110,6 @@ def test_deploy_playbook_batches_hosts_as_the_survey_answer_says(tmp_path):
 
 def test_survey_batches_default_is_the_playbook_default():
     """Launching with the survey's defaults batches hosts as the playbook does from a shell."""
-    play = yaml.safe_load((REPO / "playbooks" / "deploy_ddtree.yml").read_text())[0]
-    match = re.search(r"ddtree_deploy_serial\s*\|\s*default\((\[.*?\])\)", play["serial"])
-    assert match, f"no default for ddtree_deploy_serial in the deploy playbook's serial: {play['serial']}"
-    playbook_default = [str(batch) for batch in ast.literal_eval(match.group(1))]
+    (serial,) = [v for v in GEN_DOCS.playbook_variables(REPO) if v.name == "ddtree_deploy_serial"]
+    playbook_default = [str(batch) for batch in ast.literal_eval(serial.default)]
     assert _serial_question()["default"].split(",") == playbook_default
