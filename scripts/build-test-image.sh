@@ -23,6 +23,15 @@ if podman image exists "$image"; then
     exit 0
 fi
 
+# One build at a time (scripts/test and scripts/demo may both ask on a fresh
+# machine); whoever waited finds the image the other built.
+exec 8>/var/tmp/ddtree-test-image.lock
+flock 8
+if podman image exists "$image"; then
+    echo "$image"
+    exit 0
+fi
+
 rootfs="$(mktemp -d /var/tmp/ddtree-rootfs.XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
 echo "building test host image $image (debootstrap, about a minute)" >&2
