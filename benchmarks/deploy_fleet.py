@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark: deploy wall time for 1 and for 8 simulated hosts (every host deploys).
 
 Each host is a simulated 8x RTX PRO 6000 Blackwell (ct200) whose DDTree beats NEXTN by ~24 %;

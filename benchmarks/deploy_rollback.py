@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark: from the failing probe to the restored service verified, against the service's own start.
 
 One simulated 2x RTX A6000 host (ct129) with a working NEXTN unit; DDTree answers chat with HTTP

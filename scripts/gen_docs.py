@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate docs/variables.md from the code: every role's meta/argument_specs.yml and the
 variables the playbooks read in their play keywords.
 
@@ -211,7 +210,7 @@ def render(repo: Path = REPO) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--check", action="store_true", help="fail when docs/variables.md is not current")
     parser.add_argument("--repo", type=Path, default=REPO, help="collection root (default: this checkout)")
     args = parser.parse_args(argv)

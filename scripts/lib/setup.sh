@@ -29,7 +29,7 @@ DDTREE_VENV="${DDTREE_VENV:-$DDTREE_ROOT/.venv}"
 # Packages the tool chain needs on the controller. crun cannot run containers on
 # these hosts (cgroups in hybrid mode), so runc is the runtime; python3-venv is
 # what Debian's python3 needs for `-m venv`.
-DDTREE_APT_PACKAGES=(podman runc debootstrap shellcheck python3-venv git ca-certificates)
+DDTREE_APT_PACKAGES=(podman runc debootstrap shellcheck python3-venv git ca-certificates patch)
 
 ddtree_log() {
     printf '[ddtree] %s\n' "$*" >&2

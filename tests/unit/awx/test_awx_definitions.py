@@ -141,8 +141,9 @@ def rendered_awx_tasks(site):
                     yield task.get_name(), task.action.removeprefix("awx.awx."), templar.template(task.args), item
 
 
-def config_vars(site=MINIMAL_SITE):
+def config_vars(site=None):
     """The play's variables (vars/main.yml plus the site settings), each rendered as a task sees it."""
+    site = MINIMAL_SITE if site is None else site
     _init_plugin_loader()
     loader = DataLoader()
     variable_manager = VariableManager(loader=loader)

@@ -310,7 +310,7 @@ def test_action_fails_at_the_first_failed_window_with_cause_and_fix(shown):
 def test_action_times_out_with_the_journal_when_the_server_never_answers(shown, monkeypatch):
     clock = iter(range(0, 1000, 5))
     monkeypatch.setattr(wait_action.time, "monotonic", lambda: next(clock))
-    results = [window("loading", "connection refused", journal_tail=["Load weight begin."]) for _ in range(5)]
+    results = [window("loading", "connection refused", journal_tail=["Load weight begin."]) for _attempt in range(5)]
     action, calls = make_action(results, timeout=20, window=5)
     res = action.run(task_vars={})
     assert res["failed"] is True
@@ -324,7 +324,7 @@ def test_action_times_out_with_the_journal_when_the_server_never_answers(shown, 
 
 
 def test_action_passes_module_errors_through(shown):
-    action, _ = make_action([{"failed": True, "msg": "Failed to find required executable systemctl"}])
+    action = make_action([{"failed": True, "msg": "Failed to find required executable systemctl"}])[0]
     res = action.run(task_vars={})
     assert res["failed"] is True
     assert res["msg"] == "Failed to find required executable systemctl"
