@@ -7,9 +7,12 @@ A release venv on a build host has no GPU stack (torch, flashinfer, ...), so imp
 ``sglang.srt.speculative.spec_info`` would fail there. What an operator needs to know
 before starting a unit is in the source text anyway: which members
 ``SpeculativeAlgorithm`` has, which names are accepted as aliases (``NEXTN`` is EAGLE),
-and for which members ``is_dflash()`` is true. The field report's DDTree build crashed
-with a 5120 vs 25600 hidden-size mismatch because ``is_dflash()`` did not cover DDTREE,
-so that method is evaluated statically here rather than trusted by name.
+for which members ``is_dflash()`` is true, and how DDTREE is wired (sgl-project/sglang
+PR #29907: its member, the worker ``create_worker()`` selects for it, the
+``--speculative-ddtree-budget`` field, what its server-args hook enforces). Predicates and
+the worker selection are followed statically rather than trusted by name: the field
+report's ``is_dflash()`` patch made DDTREE a member that ``create_worker()`` hands to the
+linear DFlash worker.
 
 Used by the ``sglang_release_info`` module (the ``sglang_install`` role's verification).
 """
@@ -31,10 +34,27 @@ ALIAS_SOURCES = ("srt/speculative/spec_registry.py", "srt/speculative/spec_info.
 SERVER_ARGS_SOURCE = "srt/server_args.py"
 ENUM_CLASS = "SpeculativeAlgorithm"
 DFLASH_METHOD = "is_dflash"
-# Algorithms whose draft model reads the target's captured hidden layers (DFlash family):
-# when one of them is required, is_dflash() must be true for it.
-DFLASH_CAPTURE_ALGORITHMS = ("DDTREE",)
 _NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+# --- DDTree wiring (sgl-project/sglang PR #29907) ---------------------------------------------
+# What #29907 adds to SGLang, read from its branch (spec_info.py, server_args.py and
+# arg_groups/speculative_hook.py of the PR's head; docs/install.md quotes the lines):
+# - ``DDTREE = auto()`` in SpeculativeAlgorithm and ``is_ddtree()``;
+# - in ``SpeculativeAlgorithm.create_worker``: ``if self.is_ddtree(): from
+#   sglang.srt.speculative.ddtree_worker import DDTreeWorker; return DDTreeWorker``;
+# - the ServerArgs field ``speculative_ddtree_budget`` (``--speculative-ddtree-budget``);
+# - ``_handle_ddtree(server_args)``: refuses ``page_size != 1`` ("DDTREE currently supports only
+#   page_size == 1.") and sets ``disable_overlap_schedule = True`` itself.
+DDTREE = "DDTREE"
+DDTREE_WORKER = "DDTreeWorker"
+DDTREE_BUDGET_FIELD = "speculative_ddtree_budget"
+DDTREE_HOOK = "_handle_ddtree"
+CREATE_WORKER_METHOD = "create_worker"
+# Where ServerArgs fields live: one dataclass in older trees (and #29907's base), field
+# groups under arg_groups/fields/ from 0.5.2x on.
+SERVER_ARGS_FIELD_SOURCES = ("srt/server_args.py", "srt/arg_groups/fields/*.py")
+# Where the per-algorithm server-args hooks live.
+HOOK_SOURCES = ("srt/arg_groups/speculative_hook.py", "srt/arg_groups/*.py", "srt/server_args.py")
 
 
 class SglangSourceError(Exception):
@@ -371,9 +391,9 @@ def read_package(package_dir):
 def check_requirements(analysis, required):
     """Problems that keep a release from serving the ``required`` algorithm names.
 
-    A name is available when it is a member or a known alias. A required DFlash-family
-    algorithm (DDTREE) must also make ``is_dflash()`` true, or the target captures the wrong
-    hidden states. Returns a list of human-readable problems, empty when all is well.
+    A name is available when it is a member or a known alias. How DDTREE is wired (its worker,
+    its flag) is ``check_ddtree_wiring``'s part. Returns human-readable problems, empty when
+    all is well.
     """
     problems = []
     members = analysis["algorithms"]
@@ -382,26 +402,241 @@ def check_requirements(analysis, required):
         upper = name.upper()
         if upper not in members and upper not in aliases:
             known = ", ".join(members)
-            problems.append(
-                f"SpeculativeAlgorithm has no {upper} (it has {known}): install a build that adds it, "
-                "e.g. with a patch in sglang_install_patches"
+            fix = (
+                "install a build that adds it: SGLang PR #29907's branch as a git source, or the release plus "
+                "#29907's diff in sglang_install_patches (docs/install.md)"
+                if upper == DDTREE
+                else "install a build that adds it, e.g. with a patch in sglang_install_patches"
             )
+            problems.append(f"SpeculativeAlgorithm has no {upper} (it has {known}): {fix}")
+    return problems
+
+
+def _truth(evaluator, node, member):
+    """Whether ``node`` (a condition inside an enum method) holds for ``member``: True, False or None.
+
+    Unlike ``_MemberSetEvaluator.expr`` this copes with conditions that mix the algorithm with
+    server arguments (``self.is_eagle() and cfg.enable_multi_layer_eagle``): an ``and`` with one
+    false part is false, an ``or`` with one true part is true, whatever the rest says.
+    """
+    if isinstance(node, ast.BoolOp):
+        parts = [_truth(evaluator, value, member) for value in node.values]
+        if isinstance(node.op, ast.And):
+            if False in parts:
+                return False
+            return True if all(part is True for part in parts) else None
+        if True in parts:
+            return True
+        return False if all(part is False for part in parts) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _truth(evaluator, node.operand, member)
+        return None if inner is None else not inner
+    members = evaluator.expr(node)
+    return None if members is None else member in members
+
+
+def _mentions_self(node):
+    return any(isinstance(child, ast.Name) and child.id == "self" for child in ast.walk(node))
+
+
+def _imports(statements):
+    """Names imported by ``from X import Y [as Z]`` anywhere in ``statements``: name -> module."""
+    found = {}
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    found[alias.asname or alias.name] = node.module
+    return found
+
+
+def selected_worker(tree, class_node, members, member=DDTREE):
+    """The worker class ``create_worker()`` returns for ``member``, followed statically.
+
+    Walks the method's statements in order as Python would for that member: an ``if`` whose
+    condition holds for it is entered, one that does not is skipped (its ``elif``/``else``
+    taken), and the first ``return <Name>`` gives the worker. Conditions that do not look at
+    the algorithm (an out-of-tree platform's override) are taken as false. Returns a dict with
+    ``class`` and ``module`` (None when the name was not imported), or ``unknown`` with the
+    line that could not be decided, or None when the method is absent or returns nothing.
+    """
+    method = next(
+        (stmt for stmt in class_node.body if isinstance(stmt, ast.FunctionDef) and stmt.name == CREATE_WORKER_METHOD),
+        None,
+    )
+    if method is None:
+        return None
+    evaluator = _MemberSetEvaluator(class_node, members)
+    module_imports = _imports(tree.body)
+
+    def walk(statements, imported):
+        for stmt in statements:
+            if isinstance(stmt, ast.If):
+                truth = _truth(evaluator, stmt.test, member) if _mentions_self(stmt.test) else False
+                if truth is None:
+                    return {"unknown": stmt.lineno}
+                branch = stmt.body if truth else stmt.orelse
+                found = walk(branch, {**imported, **_imports(branch)})
+                if found is not None:
+                    return found
+            elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+                name = stmt.value.id
+                return {"class": name, "module": imported.get(name, module_imports.get(name)), "line": stmt.lineno}
+            elif isinstance(stmt, ast.Raise):
+                return None
+        return None
+
+    return walk(method.body, _imports([]))
+
+
+def _module_file(package_dir, module):
+    """The file of a ``sglang.x.y`` module inside the package directory, or None."""
+    parts = module.split(".")
+    if not parts or parts[0] != "sglang":
+        return None
+    base = os.path.join(os.path.dirname(package_dir), *parts)
+    for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _read(path):
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def _source_files(package_dir, patterns):
+    seen = []
+    for pattern in patterns:
+        for path in sorted(glob.glob(os.path.join(package_dir, pattern))):
+            if os.path.isfile(path) and path not in seen:
+                seen.append(path)
+    return seen
+
+
+def find_class_field(package_dir, field, patterns=SERVER_ARGS_FIELD_SOURCES):
+    """``file:line`` of an annotated class attribute named ``field`` (a ServerArgs field), or None."""
+    for path in _source_files(package_dir, patterns):
+        text = _read(path)
+        if field not in text:
             continue
-        if upper in DFLASH_CAPTURE_ALGORITHMS:
-            covered = analysis["is_dflash"]
-            if covered is None:
-                problems.append(
-                    f"is_dflash() could not be read statically, so it is unknown whether {upper} captures the "
-                    "target's hidden layers as DFLASH does: enable the runtime import check on a host "
-                    "with the full stack"
-                )
-            elif upper not in covered:
-                true_for = ", ".join(covered) or "nothing"
-                problems.append(
-                    f"is_dflash() is false for {upper} (true for {true_for} only): the DFlash draft would get "
-                    "the wrong hidden-state size (5120 vs 25600 in the field report); apply a patch that "
-                    f"makes is_dflash() cover {upper}"
-                )
+        for node in ast.walk(_parse(text, path)):
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    target = getattr(stmt, "target", None) if isinstance(stmt, ast.AnnAssign) else None
+                    if isinstance(target, ast.Name) and target.id == field:
+                        return f"{path}:{stmt.lineno}"
+    return None
+
+
+def _hook_constraints(function):
+    """What a ``_handle_ddtree`` enforces: a page size it refuses to differ from, overlap it turns off."""
+    constraints = {}
+    for node in ast.walk(function):
+        # if <x>.page_size != N: raise ...
+        if isinstance(node, ast.If) and any(isinstance(stmt, ast.Raise) for stmt in node.body):
+            for compare in ast.walk(node.test):
+                if (
+                    isinstance(compare, ast.Compare)
+                    and isinstance(compare.left, ast.Attribute)
+                    and compare.left.attr == "page_size"
+                    and len(compare.ops) == 1
+                    and isinstance(compare.ops[0], ast.NotEq)
+                    and isinstance(compare.comparators[0], ast.Constant)
+                ):
+                    constraints["page_size"] = compare.comparators[0].value
+        # <x>.disable_overlap_schedule = True (the PR) or declare_resolution(..., disable_overlap_schedule=True)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+            if any(isinstance(t, ast.Attribute) and t.attr == "disable_overlap_schedule" for t in node.targets):
+                constraints["disable_overlap_schedule"] = True
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if (
+                    keyword.arg == "disable_overlap_schedule"
+                    and isinstance(keyword.value, ast.Constant)
+                    and keyword.value.value is True
+                ):
+                    constraints["disable_overlap_schedule"] = True
+    return constraints
+
+
+def find_hook(package_dir, name=DDTREE_HOOK, patterns=HOOK_SOURCES):
+    """``(file:line, constraints)`` of the module-level function ``name``, or ``(None, {})``."""
+    for path in _source_files(package_dir, patterns):
+        text = _read(path)
+        if f"def {name}(" not in text:
+            continue
+        for stmt in _parse(text, path).body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                return f"{path}:{stmt.lineno}", _hook_constraints(stmt)
+    return None, {}
+
+
+def read_ddtree_wiring(package_dir, spec_info_path):
+    """How an installed SGLang wires DDTREE, against what #29907 defines (see the constants above).
+
+    Returns ``registered`` (DDTREE is a member), ``worker`` (what ``create_worker()`` gives
+    DDTREE: class, module, the module's file, whether it defines the class), ``budget_field``
+    (``file:line`` of ``speculative_ddtree_budget`` or None), ``hook`` (``file:line`` of
+    ``_handle_ddtree`` or None) and ``constraints`` (what that hook enforces: ``page_size``,
+    ``disable_overlap_schedule``).
+    """
+    tree = _parse(_read(spec_info_path), spec_info_path)
+    class_node = _find_class(tree, ENUM_CLASS)
+    members = _enum_members(class_node) if class_node is not None else []
+    worker = selected_worker(tree, class_node, members) if DDTREE in members else None
+    if worker and worker.get("module"):
+        worker["file"] = _module_file(package_dir, worker["module"])
+        worker["defined"] = bool(worker["file"]) and any(
+            isinstance(node, ast.ClassDef) and node.name == worker["class"]
+            for node in ast.walk(_parse(_read(worker["file"]), worker["file"]))
+        )
+    elif worker and "class" in worker:
+        worker.update(file=None, defined=False)
+    hook, constraints = find_hook(package_dir)
+    return {
+        "registered": DDTREE in members,
+        "worker": worker,
+        "budget_field": find_class_field(package_dir, DDTREE_BUDGET_FIELD),
+        "hook": hook,
+        "constraints": constraints,
+    }
+
+
+def check_ddtree_wiring(wiring):
+    """Problems that keep an installed SGLang from serving DDTREE as #29907 does; empty when wired."""
+    problems = []
+    if not wiring["registered"]:
+        return problems  # check_requirements names the missing member
+    worker = wiring["worker"]
+    fix = (
+        "install #29907 (sglang_install_source: git, sglang_install_git_ref: refs/pull/29907/head) or apply "
+        "its diff as a patch (docs/install.md)"
+    )
+    if worker is None:
+        problems.append(f"SpeculativeAlgorithm.create_worker() selects no worker for DDTREE: {fix}")
+    elif "unknown" in worker:
+        problems.append(
+            f"which worker SpeculativeAlgorithm.create_worker() selects for DDTREE cannot be read statically "
+            f"(line {worker['unknown']}): enable the runtime import check on a host with the full stack"
+        )
+    elif worker["class"] != DDTREE_WORKER:
+        problems.append(
+            f"SpeculativeAlgorithm.create_worker() gives DDTREE the {worker['class']} worker, not {DDTREE_WORKER}: "
+            "DDTREE would run as another algorithm (an is_dflash() patch that covers DDTREE routes it to the "
+            f"linear DFlash worker); drop that patch and {fix}"
+        )
+    elif not worker["defined"]:
+        problems.append(
+            f"create_worker() imports {DDTREE_WORKER} from {worker['module']}, which "
+            f"{'does not define it' if worker['file'] else 'is not in the installed package'}: the server would "
+            f"fail at start with an ImportError; {fix}"
+        )
+    if wiring["budget_field"] is None:
+        problems.append(
+            f"ServerArgs has no field {DDTREE_BUDGET_FIELD}, so --speculative-ddtree-budget is an unknown flag: {fix}"
+        )
     return problems
 
 
@@ -419,11 +654,21 @@ for name in sys.argv[1:]:
         accepted[name] = S.from_string(name).name
     except Exception:
         accepted[name] = None
+ddtree_worker = None
+if accepted.get("DDTREE"):
+    # The worker #29907 selects for DDTREE must import with the full stack, not only exist.
+    try:
+        from sglang.srt.speculative.ddtree_worker import DDTreeWorker
+
+        ddtree_worker = DDTreeWorker.__name__
+    except Exception as exc:
+        ddtree_worker = "%s: %s" % (type(exc).__name__, exc)
 print(json.dumps({
     "version": getattr(sglang, "__version__", None),
     "algorithms": [m.name for m in S],
     "is_dflash": [m.name for m in S if m.is_dflash()],
     "accepted": accepted,
+    "ddtree_worker": ddtree_worker,
 }))
 """
 

@@ -8,16 +8,21 @@ from __future__ import absolute_import, division, print_function
 DOCUMENTATION = r"""
 ---
 module: sglang_release_info
-short_description: Read which speculative algorithms an installed SGLang release serves
+short_description: Read which speculative algorithms an installed SGLang release serves, and how DDTree is wired
 version_added: 0.1.0
 description:
   - Finds the C(sglang) package of a release venv (or a site-packages or package directory) and reads, without
     importing it, the installed version and the members of C(SpeculativeAlgorithm), the alias names it accepts
     (C(NEXTN) is EAGLE) and the members for which C(is_dflash()) is true.
   - Reading the source works on hosts without the GPU stack (torch, flashinfer), where importing SGLang fails.
-  - Fails when an algorithm in O(required_algorithms) is missing, or when a DFlash-family algorithm (C(DDTREE)) is
-    required and C(is_dflash()) is not true for it; that was the field report's HTTP 400 (a 5120 vs 25600
-    hidden-size mismatch).
+  - Fails when an algorithm in O(required_algorithms) is missing.
+  - When C(DDTREE) is required, also checks the wiring that sgl-project/sglang PR #29907 defines, followed
+    statically through the source, and fails naming what is missing. C(SpeculativeAlgorithm.create_worker()) must
+    select C(DDTreeWorker) for C(DDTREE), from a module of the installed package that defines it (the field
+    report's C(is_dflash()) patch made DDTREE a member that C(create_worker()) hands to the linear DFlash worker);
+    ServerArgs must have the field C(speculative_ddtree_budget) (C(--speculative-ddtree-budget)).
+  - Reports what the DDTree server-args hook (C(_handle_ddtree)) enforces, as #29907 does it (C(page_size) 1,
+    overlap schedule off), for the unit's options to be checked against.
   - With O(import_check=true) the release's own python also imports SGLang and answers the same questions at run
     time, for hosts with the full stack.
   - Never changes the host.
@@ -42,14 +47,15 @@ options:
     description:
       - Speculative algorithm names the release must accept, as given to C(--speculative-algorithm).
       - A name is accepted when it is a member of C(SpeculativeAlgorithm) or an alias of one.
-      - When C(DDTREE) is listed, C(is_dflash()) must be true for it as well.
+      - When C(DDTREE) is listed, its worker and its budget flag must be wired as #29907 does it (see above).
     type: list
     elements: str
     default: []
   import_check:
     description:
       - Also import C(sglang.srt.speculative.spec_info) with the release's python and check the required
-        algorithms against the live enum. Needs the full stack (torch and the rest) on the host.
+        algorithms against the live enum (and, for C(DDTREE), that C(DDTreeWorker) imports). Needs the full
+        stack (torch and the rest) on the host.
     type: bool
     default: false
   python:
@@ -57,19 +63,22 @@ options:
       - Interpreter for the import check. Defaults to C(bin/python) under O(path).
     type: path
 notes:
-  - The static reader understands the predicate forms SGLang uses (C(self == A), C(self in (A, B)), C(or) of those,
-    calls of other C(self.is_*()) methods). When C(is_dflash()) is written in another way its coverage is reported
-    as unknown (V(null)) and a required C(DDTREE) fails with a request to use O(import_check).
+  - The static reader understands the predicate forms SGLang uses (C(self == A), C(self in (A, B)), C(or) and
+    C(and) of those, calls of other C(self.is_*()) methods). When C(create_worker()) decides on DDTREE in another
+    way the worker is reported as unknown and a required C(DDTREE) fails with a request to use O(import_check).
 seealso:
   - name: SGLang speculative decoding
     description: The algorithms and their server options.
     link: https://docs.sglang.ai/advanced_features/speculative_decoding.html
+  - name: SGLang PR #29907
+    description: Add DDTree speculative decoding (open; in no release).
+    link: https://github.com/sgl-project/sglang/pull/29907
 """
 
 EXAMPLES = r"""
-- name: Verify that the new release serves DDTree
+- name: Verify that the new release serves DDTree as PR 29907 wires it
   ddtree.sglang.sglang_release_info:
-    path: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f
+    path: /opt/sglang/releases/git-refs-pull-29907-head-1a2b3c4d5e6f
     required_algorithms:
       - DDTREE
 
@@ -117,7 +126,24 @@ is_dflash:
   returned: always
   type: list
   elements: str
-  sample: [DFLASH, DDTREE]
+  sample: [DFLASH]
+ddtree:
+  description:
+    - How the release wires C(DDTREE), read statically (sgl-project/sglang PR #29907).
+    - C(registered) whether C(DDTREE) is a member; C(worker) what C(create_worker()) selects for it (C(class),
+      C(module), C(file), C(defined), C(line); or C(unknown) with the line that could not be decided; V(null) for
+      none); C(budget_field) where C(speculative_ddtree_budget) is declared; C(hook) where C(_handle_ddtree) is
+      defined; C(constraints) what that hook enforces (C(page_size) it refuses to differ from,
+      C(disable_overlap_schedule) it turns on).
+  returned: always
+  type: dict
+  sample:
+    registered: true
+    worker: {class: DDTreeWorker, module: sglang.srt.speculative.ddtree_worker, line: 337, defined: true,
+             file: /opt/sglang/releases/x/lib/python3.11/site-packages/sglang/srt/speculative/ddtree_worker.py}
+    budget_field: /opt/sglang/releases/x/lib/python3.11/site-packages/sglang/srt/arg_groups/fields/spec.py:74
+    hook: /opt/sglang/releases/x/lib/python3.11/site-packages/sglang/srt/arg_groups/speculative_hook.py:449
+    constraints: {page_size: 1, disable_overlap_schedule: true}
 required_algorithms:
   description: The required names, upper-cased.
   returned: always
@@ -139,20 +165,23 @@ import_check:
   description: What the release's python reported when it imported SGLang.
   returned: when O(import_check=true)
   type: dict
-  sample: {version: 0.5.23, algorithms: [DFLASH, DDTREE, EAGLE, NONE], is_dflash: [DFLASH, DDTREE],
-           accepted: {DDTREE: DDTREE}}
+  sample: {version: 0.5.23, algorithms: [DFLASH, DDTREE, EAGLE, NONE], is_dflash: [DFLASH],
+           accepted: {DDTREE: DDTREE}, ddtree_worker: DDTreeWorker}
 """
 
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._sglang_source import (  # noqa: E402
-    DFLASH_CAPTURE_ALGORITHMS,
+    DDTREE,
+    DDTREE_WORKER,
     IMPORT_CHECK_SCRIPT,
     SglangSourceError,
+    check_ddtree_wiring,
     check_requirements,
     find_package_dir,
     parse_import_check,
+    read_ddtree_wiring,
     read_distribution,
     read_package,
 )
@@ -170,6 +199,7 @@ class SglangReleaseInfo:
         try:
             package_dir = find_package_dir(self.params["path"])
             analysis = read_package(package_dir)
+            wiring = read_ddtree_wiring(package_dir, analysis["spec_info_path"])
         except SglangSourceError as exc:
             self.module.fail_json(msg=f"Cannot read the SGLang release at {self.params['path']}: {exc}")
         distribution = read_distribution(package_dir)
@@ -182,9 +212,12 @@ class SglangReleaseInfo:
             "algorithms": analysis["algorithms"],
             "aliases": analysis["aliases"],
             "is_dflash": analysis["is_dflash"],
+            "ddtree": wiring,
             "required_algorithms": self.required,
         }
         problems = check_requirements(analysis, self.required)
+        if DDTREE in self.required:
+            problems.extend(check_ddtree_wiring(wiring))
         if self.params["import_check"]:
             result["import_check"] = self.import_check()
             problems.extend(self.runtime_problems(result["import_check"]))
@@ -223,8 +256,8 @@ class SglangReleaseInfo:
         for name in self.required:
             if not report.get("accepted", {}).get(name):
                 problems.append(f"at run time SpeculativeAlgorithm.from_string({name!r}) fails")
-            elif name in DFLASH_CAPTURE_ALGORITHMS and report["accepted"][name] not in report.get("is_dflash", []):
-                problems.append(f"at run time is_dflash() is false for {name}")
+            elif name == DDTREE and report.get("ddtree_worker") != DDTREE_WORKER:
+                problems.append(f"at run time {DDTREE_WORKER} does not import: {report.get('ddtree_worker')}")
         return problems
 
 

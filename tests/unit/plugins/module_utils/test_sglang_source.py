@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """_sglang_source: reading SpeculativeAlgorithm from an installed SGLang without importing it.
 
-The base text is SGLang 0.5.23's own spec_info.py (tests/fixtures/patches/*.orig); the DDTree
-patch is the one the molecule scenarios apply to the real wheel.
+The base texts are SGLang 0.5.23's own files (tests/fixtures/patches/*.orig: spec_info.py
+whole, excerpts of arg_groups/fields/spec.py and arg_groups/speculative_hook.py); the DDTree
+patch (#29907's wiring) is the one the molecule scenarios apply to the real wheel.
 """
 
 import json
@@ -15,6 +16,12 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_sourc
 
 PATCHES = Path(__file__).resolve().parents[3] / "fixtures" / "patches"
 SPEC_INFO_0_5_23 = (PATCHES / "sglang-0.5.23-spec_info.py.orig").read_text()
+# The other 0.5.23 files #29907's wiring touches, by their path in the package.
+EXCERPTS_0_5_23 = {
+    "srt/arg_groups/fields/spec.py": PATCHES / "sglang-0.5.23-fields-spec.py.orig",
+    "srt/arg_groups/speculative_hook.py": PATCHES / "sglang-0.5.23-speculative_hook.py.orig",
+}
+PR_PATCH = "sglang-0.5.23-ddtree-pr29907.patch"
 # spec_registry.py of 0.5.23 holds the alias; spec_info's from_string resolves it to EAGLE.
 REGISTRY_0_5_23 = '_RESERVED_ALIASES = frozenset({"NEXTN"})\n'
 MEMBERS_0_5_23 = ["DFLASH", "UNO", "DSPARK", "EAGLE", "EAGLE3", "FROZEN_KV_MTP", "STANDALONE", "NGRAM", "NONE"]
@@ -27,6 +34,9 @@ def make_site(root, spec_info=SPEC_INFO_0_5_23, registry=REGISTRY_0_5_23, versio
     spec_dir.mkdir(parents=True)
     (site / "sglang" / "__init__.py").write_text(f"__version__ = {version!r}\n")
     (spec_dir / "spec_info.py").write_text(spec_info)
+    for relative, excerpt in EXCERPTS_0_5_23.items():
+        (site / "sglang" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / "sglang" / relative).write_text(excerpt.read_text())
     if registry is not None:
         (spec_dir / "spec_registry.py").write_text(registry)
     dist_info = site / f"sglang-{version}.dist-info"
@@ -49,6 +59,11 @@ def analyze(text, **extra):
     return src.analyze_spec_info(text, "spec_info.py", extra_sources=extra or None)
 
 
+def wiring(site):
+    package = src.find_package_dir(str(site))
+    return src.read_ddtree_wiring(package, src.find_spec_info(package))
+
+
 def test_released_0_5_23_has_no_ddtree_and_nextn_is_an_alias(tmp_path):
     site = make_site(tmp_path)
     result = src.read_package(src.find_package_dir(tmp_path))
@@ -60,17 +75,142 @@ def test_released_0_5_23_has_no_ddtree_and_nextn_is_an_alias(tmp_path):
     assert src.check_requirements(result, ["dflash"]) == []
     problems = src.check_requirements(result, ["DDTREE"])
     assert len(problems) == 1
-    assert "no DDTREE" in problems[0] and "sglang_install_patches" in problems[0]
+    assert "no DDTREE" in problems[0] and "#29907" in problems[0] and "sglang_install_patches" in problems[0]
+    assert wiring(site) == {
+        "registered": False,
+        "worker": None,
+        "budget_field": None,
+        "hook": None,
+        "constraints": {},
+    }
+    assert src.check_ddtree_wiring(wiring(site)) == []  # the missing member is check_requirements' to name
 
 
-def test_ddtree_patch_adds_the_member_and_is_dflash_coverage(tmp_path):
+def test_pr_29907_wiring_on_0_5_23_is_read_as_the_pr_defines_it(tmp_path):
+    site = make_site(tmp_path)
+    applied = gnu_patch(site, PR_PATCH)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    result = src.read_package(src.find_package_dir(tmp_path))
+    assert result["algorithms"] == ["DFLASH", "DDTREE"] + MEMBERS_0_5_23[1:]
+    # DDTREE has its own worker: is_dflash() stays DFLASH only, as in the PR.
+    assert result["is_dflash"] == ["DFLASH"]
+    assert src.check_requirements(result, ["DDTREE", "DFLASH", "NEXTN"]) == []
+    found = wiring(site)
+    package = site / "sglang"
+    assert found["registered"] is True
+    assert found["worker"]["class"] == "DDTreeWorker"
+    assert found["worker"]["module"] == "sglang.srt.speculative.ddtree_worker"
+    assert found["worker"]["file"] == str(package / "srt" / "speculative" / "ddtree_worker.py")
+    assert found["worker"]["defined"] is True
+    assert found["budget_field"].startswith(str(package / "srt" / "arg_groups" / "fields" / "spec.py") + ":")
+    assert found["hook"].startswith(str(package / "srt" / "arg_groups" / "speculative_hook.py") + ":")
+    assert found["constraints"] == {"page_size": 1, "disable_overlap_schedule": True}
+    assert src.check_ddtree_wiring(found) == []
+
+
+def test_field_report_is_dflash_patch_routes_ddtree_to_the_dflash_worker(tmp_path):
+    # The field report's fix: DDTREE a member, is_dflash() true for it. On the real 0.5.23
+    # create_worker() that sends DDTREE down the DFLASH branch: linear DFlash, not a tree.
     site = make_site(tmp_path)
     applied = gnu_patch(site, "sglang-ddtree-algorithm.patch")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     result = src.read_package(src.find_package_dir(tmp_path))
-    assert result["algorithms"] == ["DFLASH", "DDTREE"] + MEMBERS_0_5_23[1:]
     assert result["is_dflash"] == ["DFLASH", "DDTREE"]
-    assert src.check_requirements(result, ["DDTREE", "DFLASH", "NEXTN"]) == []
+    assert src.check_requirements(result, ["DDTREE"]) == []  # the member is there...
+    found = wiring(site)
+    assert found["worker"]["class"] == "DFlashWorkerV2"  # ...but it runs DFlash
+    problems = src.check_ddtree_wiring(found)
+    assert len(problems) == 2
+    assert "gives DDTREE the DFlashWorkerV2 worker, not DDTreeWorker" in problems[0]
+    assert "is_dflash() patch" in problems[0] and "refs/pull/29907/head" in problems[0]
+    assert "no field speculative_ddtree_budget" in problems[1] and "--speculative-ddtree-budget" in problems[1]
+
+
+def test_is_dflash_patch_on_top_of_the_pr_still_misroutes(tmp_path):
+    # The is_dflash() patch is optional, not the gate; with #29907's wiring it is harmful,
+    # because create_worker() tests is_dflash() before is_ddtree().
+    site = make_site(tmp_path)
+    assert gnu_patch(site, PR_PATCH).returncode == 0
+    spec_info = site / "sglang" / "srt" / "speculative" / "spec_info.py"
+    text = spec_info.read_text()
+    old = "return self == SpeculativeAlgorithm.DFLASH\n"
+    new = "return self in (SpeculativeAlgorithm.DFLASH, SpeculativeAlgorithm.DDTREE)\n"
+    spec_info.write_text(text.replace(old, new))
+    problems = src.check_ddtree_wiring(wiring(site))
+    assert len(problems) == 1 and "DFlashWorkerV2 worker, not DDTreeWorker" in problems[0]
+
+
+def test_wiring_without_the_worker_module_or_class_is_an_import_error(tmp_path):
+    site = make_site(tmp_path)
+    assert gnu_patch(site, PR_PATCH).returncode == 0
+    worker = site / "sglang" / "srt" / "speculative" / "ddtree_worker.py"
+    worker.write_text("class DFlashTreeWorker:\n    pass\n")
+    problems = src.check_ddtree_wiring(wiring(site))
+    assert len(problems) == 1 and "which does not define it" in problems[0] and "ImportError" in problems[0]
+    worker.unlink()
+    problems = src.check_ddtree_wiring(wiring(site))
+    assert len(problems) == 1 and "is not in the installed package" in problems[0]
+
+
+CREATE_WORKER = """
+from enum import Enum, auto
+
+
+class SpeculativeAlgorithm(Enum):
+    DFLASH = auto()
+    DDTREE = auto()
+    EAGLE = auto()
+    NONE = auto()
+
+    def is_dflash(self):
+        return self == SpeculativeAlgorithm.DFLASH
+
+    def is_ddtree(self):
+        return self == SpeculativeAlgorithm.DDTREE
+
+    def is_eagle(self):
+        return self == SpeculativeAlgorithm.EAGLE
+
+    def create_worker(self, server_args):
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # the PR's shape: an early return per algorithm, the import inside the branch
+        (
+            "if self.is_dflash():\n    from x.dflash import DFlashWorkerV2\n\n    return DFlashWorkerV2\n"
+            "if self.is_ddtree():\n    from x.ddtree import DDTreeWorker\n\n    return DDTreeWorker\n"
+            "raise ValueError('unreachable')",
+            {"class": "DDTreeWorker", "module": "x.ddtree"},
+        ),
+        # elif chains, conditions mixing the algorithm with server args, an override that ignores self
+        (
+            "override = server_args.platform_worker\nif override is not None:\n    return override\n"
+            "if self.is_eagle() and server_args.multi_layer:\n    return MultiLayer\n"
+            "elif self.is_dflash() or self == SpeculativeAlgorithm.EAGLE:\n    return Other\n"
+            "elif not self.is_dflash():\n    return DDTreeWorker",
+            {"class": "DDTreeWorker", "module": "x.ddtree"},
+        ),
+        ("if self.is_dflash():\n    return DFlashWorker\nraise ValueError('unreachable')", None),
+        ("if server_args.flag and self.is_ddtree() or server_args.other:\n    return DDTreeWorker", "unknown"),
+    ],
+)
+def test_selected_worker_follows_create_worker(body, expected):
+    text = "from x.ddtree import DDTreeWorker\n" + CREATE_WORKER.format(
+        body="\n".join("        " + line if line else "" for line in body.split("\n"))
+    )
+    tree = src._parse(text, "spec_info.py")
+    class_node = src._find_class(tree, "SpeculativeAlgorithm")
+    found = src.selected_worker(tree, class_node, src._enum_members(class_node))
+    if expected == "unknown":
+        assert set(found) == {"unknown"}
+    elif expected is None:
+        assert found is None
+    else:
+        assert {key: found[key] for key in expected} == expected
 
 
 def test_stale_patch_fails_on_its_second_hunk(tmp_path):
@@ -78,17 +218,6 @@ def test_stale_patch_fails_on_its_second_hunk(tmp_path):
     applied = gnu_patch(site, "sglang-ddtree-stale.patch")
     assert applied.returncode == 1
     assert "Hunk #2 FAILED" in applied.stdout
-
-
-def test_ddtree_member_without_is_dflash_is_the_field_report_bug():
-    text = SPEC_INFO_0_5_23.replace("    DFLASH = auto()\n", "    DFLASH = auto()\n    DDTREE = auto()\n", 1)
-    result = analyze(text)
-    assert "DDTREE" in result["algorithms"]
-    assert result["is_dflash"] == ["DFLASH"]
-    problems = src.check_requirements(result, ["DDTREE"])
-    assert len(problems) == 1
-    assert "is_dflash() is false for DDTREE" in problems[0]
-    assert "5120 vs 25600" in problems[0]
 
 
 ENUM = """
@@ -137,11 +266,14 @@ def test_is_dflash_forms(body, expected):
     assert result["is_dflash"] == expected
 
 
-def test_unknown_is_dflash_asks_for_the_import_check():
-    result = analyze(ENUM.format(body='return self.name.startswith("D")'))
-    problems = src.check_requirements(result, ["DDTREE"])
-    assert len(problems) == 1
-    assert "could not be read statically" in problems[0] and "import check" in problems[0]
+def test_unknown_worker_selection_asks_for_the_import_check():
+    problems = src.check_ddtree_wiring(
+        {"registered": True, "worker": {"unknown": 12}, "budget_field": "x.py:1", "hook": None, "constraints": {}}
+    )
+    assert problems == [
+        "which worker SpeculativeAlgorithm.create_worker() selects for DDTREE cannot be read statically (line 12): "
+        "enable the runtime import check on a host with the full stack"
+    ]
 
 
 def test_no_is_dflash_method_is_unknown():

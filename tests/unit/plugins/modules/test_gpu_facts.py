@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.ddtree.sglang.plugins.module_utils import _gpu
 from ansible_collections.ddtree.sglang.plugins.modules import gpu_facts
+from module_harness import run_main
 
 REPO = Path(__file__).resolve().parents[4]
 SIM = REPO / "tests" / "sglang_sim" / "nvidia_smi.py"
@@ -25,30 +24,6 @@ NO_DRIVER = (
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
     "Make sure that the latest NVIDIA driver is installed and running.\n"
 )
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def capture_exit(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, msg, **kwargs):
-        kwargs["msg"] = msg
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    warnings = []
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warnings.append(text))
-    return warnings
 
 
 def fake_nvidia_smi(tmp_path, stdout="", stderr="", rc=0):
@@ -65,10 +40,9 @@ def fake_nvidia_smi(tmp_path, stdout="", stderr="", rc=0):
 
 
 def run(params):
-    with patch_module_args(params):
-        with pytest.raises((ExitJson, FailJson)) as info:
-            gpu_facts.main()
-    return info.type is ExitJson, info.value.args[0]
+    """(ok, result) of gpu_facts with params."""
+    failed, result = run_main(gpu_facts.main, params)
+    return not failed, result
 
 
 @pytest.mark.parametrize("check_mode", [False, True])
@@ -159,7 +133,7 @@ def test_unparsable_output_fails_quoting_the_line(tmp_path):
         ("", "No GPU to classify"),
     ],
 )
-def test_unknown_or_mixed_gpus_fail_by_default_and_warn_when_allowed(tmp_path, capture_exit, stdout, expected):
+def test_unknown_or_mixed_gpus_fail_by_default_and_warn_when_allowed(tmp_path, module_warnings, stdout, expected):
     script = fake_nvidia_smi(tmp_path, stdout)
     ok, result = run({"nvidia_smi_path": str(script)})
     assert not ok
@@ -169,7 +143,7 @@ def test_unknown_or_mixed_gpus_fail_by_default_and_warn_when_allowed(tmp_path, c
     assert ok, result
     assert result["ansible_facts"]["gpu_class"] is None
     assert result["ansible_facts"]["gpu_count"] == stdout.count("\n")
-    assert len(capture_exit) == 1 and expected in capture_exit[0]
+    assert len(module_warnings) == 1 and expected in module_warnings[0]
 
 
 # --- the stand-in nvidia-smi of the simulated hosts (tests/sglang_sim/nvidia_smi.py) ----------

@@ -13,51 +13,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.ddtree.sglang.plugins.module_utils import _probe
 from ansible_collections.ddtree.sglang.plugins.modules import llm_probe
+from module_harness import run_main
 
 REPO = Path(__file__).resolve().parents[4]
 FAST_DEGENERATE = {"SGLANG_SIM_TTFT_S": "0.02", "SGLANG_SIM_TOK_S": "100"}
 
 
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def capture(monkeypatch):
-    def exit_json(self, **kwargs):
-        raise ExitJson(kwargs)
-
-    def fail_json(self, msg, **kwargs):
-        kwargs["msg"] = msg
-        raise FailJson(kwargs)
-
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    warnings = []
-    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, text: warnings.append(text))
-    return warnings
-
-
 def run_module(args, check_mode=False):
     """Run main() with args; returns (failed, result)."""
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        try:
-            llm_probe.main()
-        except ExitJson as e:
-            return False, e.args[0]
-        except FailJson as e:
-            return True, e.args[0]
-    raise AssertionError("the module neither exited nor failed")
+    return run_main(llm_probe.main, args, check_mode=check_mode)
 
 
 # --- documentation and argument spec -------------------------------------------------------
@@ -140,10 +106,10 @@ def test_degenerate_fails_with_the_cause(shared_sim):
     assert r["text"] == "!!!!!!!!" and r["degenerate"] is True
 
 
-def test_degenerate_warn_is_a_module_warning(shared_sim, capture):
+def test_degenerate_warn_is_a_module_warning(shared_sim, module_warnings):
     sim = shared_sim("degenerate", "DDTREE", env=FAST_DEGENERATE)
     failed, r = run_module({"base_url": sim.base_url, "degenerate": "warn"})
-    assert not failed and capture == ["output degenerate: 8 x '!'"]
+    assert not failed and module_warnings == ["output degenerate: 8 x '!'"]
 
 
 @pytest.mark.parametrize(

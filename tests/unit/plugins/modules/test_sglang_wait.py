@@ -5,26 +5,9 @@ import time
 
 import pytest
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.ddtree.sglang.plugins.module_utils._readiness import Readiness
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_wait
-
-
-class ExitJson(Exception):
-    pass
-
-
-class FailJson(Exception):
-    pass
-
-
-def _exit_json(self, **kwargs):
-    raise ExitJson(kwargs)
-
-
-def _fail_json(self, msg, **kwargs):
-    kwargs["msg"] = msg
-    raise FailJson(kwargs)
+from module_harness import run_main
 
 
 def show(
@@ -91,8 +74,6 @@ class Host:
 
 @pytest.fixture
 def run(monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", _exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", _fail_json)
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False: "/usr/bin/" + name)
     monkeypatch.setattr(sglang_wait, "JOURNAL_SETTLE_DELAY", 0)
 
@@ -101,10 +82,7 @@ def run(monkeypatch):
         monkeypatch.setattr(sglang_wait._readiness, "poll", host.poll)
         params = {"name": "sglang-qwen", "interval": 0.01, "window": 2}
         params.update(args)
-        with patch_module_args(params):
-            with pytest.raises((ExitJson, FailJson)) as exc:
-                sglang_wait.main()
-        return exc.type is FailJson, exc.value.args[0]
+        return run_main(sglang_wait.main, params)
 
     return _run
 
