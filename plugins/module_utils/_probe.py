@@ -37,42 +37,11 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     describe_transport_error,
     http_status_error,
 )
+from ansible_collections.ddtree.sglang.plugins.module_utils._probe_options import DEFAULTS
 from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions", "generate": "/generate"}
 
-# Defaults, shared with the module's argument_spec. Why each threshold is what it is:
-# - max_ttft 4 s: a first token for a 1-word prompt takes well under 1 s on every supported GPU
-#   class (a 27B model's prefill of a few tokens is tens of ms, and SGLang warms up before /health
-#   says ready), so 4 s is ample room for a busy server. It also keeps the field report's failure
-#   (first token at 17.6 s) judged 4 s after the request: Ansible itself needs 2-4 s to start the
-#   module on a loaded controller, and the whole run must end within 10 s.
-# - min_tokens_per_second 5: the slowest supported class decodes a 27B model at 15+ tok/s
-#   without speculation; below 5 tok/s a server is unusable, and the field report's 0.057 tok/s
-#   is two orders of magnitude lower, so the margin is wide both ways.
-# - timeout 30 s: the budget of the probe proper; with the defaults a healthy server answers
-#   8 tokens in well under a second, and a failing one is judged by the thresholds first.
-DEFAULTS = {
-    "api": "completions",
-    "model": None,
-    "prompt": "Hello",
-    "messages": None,
-    "max_tokens": 8,
-    "temperature": 0.0,
-    "stream": True,
-    "timeout": 30.0,
-    "wait_ready": 0.0,
-    "ready_path": "/health",
-    "api_key": None,
-    "validate_certs": True,
-    "headers": None,
-    "min_tokens_per_second": 5.0,
-    "max_ttft": 4.0,
-    "min_completion_tokens": 1,
-    "expect_finish_reason": None,
-    "expect": None,
-    "degenerate": "fail",
-}
 SERVER_INFO_PATHS = ("/server_info", "/get_server_info")  # newer SGLang first; older have only the second
 SERVER_INFO_KEYS = (
     "version",

@@ -81,7 +81,7 @@ options:
     description:
       - Sampling temperature. 0 makes the output deterministic, so a changed answer means a changed server.
     type: float
-    default: 0
+    default: 0.0
   stream:
     description:
       - Stream the answer (SSE). Needed to measure time to first token and decode rate apart and to judge
@@ -94,13 +94,13 @@ options:
         after any O(wait_ready) wait. The thresholds usually decide first; this bounds a probe with the
         thresholds turned off.
     type: float
-    default: 30
+    default: 30.0
   wait_ready:
     description:
       - Seconds to wait for the server to become ready before probing. Connection refused, HTTP 503 and any
         other failing answer from O(ready_path) are retried until then. V(0) probes at once.
     type: float
-    default: 0
+    default: 0.0
   ready_path:
     description:
       - Path polled by O(wait_ready). C(/health) answers 503 while SGLang starts; C(/health_generate) also
@@ -129,7 +129,7 @@ options:
       - The default 5 is far below any usable server (a 27B model decodes at 15 tok/s or more on the slowest
         supported GPU class) and far above the field report's 0.057 tok/s.
     type: float
-    default: 5
+    default: 5.0
   max_ttft:
     description:
       - Fail when the first token takes longer than this many seconds (measured from sending the request).
@@ -138,7 +138,7 @@ options:
         warms up before C(/health) says ready) and keeps the verdict on the field report's failure within
         10 s of starting Ansible, which itself takes 2-4 s to start the module on a loaded controller.
     type: float
-    default: 4
+    default: 4.0
   min_completion_tokens:
     description:
       - Fail when the answer has fewer tokens. V(0) turns the check off.
@@ -358,33 +358,36 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (  # no
     HAS_REQUESTS,
     REQUESTS_IMPORT_ERROR,
 )
+from ansible_collections.ddtree.sglang.plugins.module_utils._probe_options import DEFAULTS  # noqa: E402
 
 if HAS_REQUESTS:
     from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe, ProbeError
 else:  # the module still loads, so it can say what is missing
     Probe, ProbeError = None, Exception
 
+# Defaults come from _probe_options.DEFAULTS, the probe's one copy (DOCUMENTATION repeats them;
+# validate-modules fails when the two differ).
 ARGUMENT_SPEC = dict(
     base_url=dict(type="str", required=True),
-    api=dict(type="str", choices=["completions", "chat", "generate"], default="completions"),
+    api=dict(type="str", choices=["completions", "chat", "generate"], default=DEFAULTS["api"]),
     model=dict(type="str"),
-    prompt=dict(type="str", default="Hello"),
+    prompt=dict(type="str", default=DEFAULTS["prompt"]),
     messages=dict(type="list", elements="dict"),
-    max_tokens=dict(type="int", default=8, no_log=False),
-    temperature=dict(type="float", default=0),
-    stream=dict(type="bool", default=True),
-    timeout=dict(type="float", default=30),
-    wait_ready=dict(type="float", default=0),
-    ready_path=dict(type="str", default="/health"),
+    max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
+    temperature=dict(type="float", default=DEFAULTS["temperature"]),
+    stream=dict(type="bool", default=DEFAULTS["stream"]),
+    timeout=dict(type="float", default=DEFAULTS["timeout"]),
+    wait_ready=dict(type="float", default=DEFAULTS["wait_ready"]),
+    ready_path=dict(type="str", default=DEFAULTS["ready_path"]),
     api_key=dict(type="str", no_log=True),
-    validate_certs=dict(type="bool", default=True),
+    validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
     headers=dict(type="dict"),
-    min_tokens_per_second=dict(type="float", default=5, no_log=False),
-    max_ttft=dict(type="float", default=4),
-    min_completion_tokens=dict(type="int", default=1, no_log=False),
+    min_tokens_per_second=dict(type="float", default=DEFAULTS["min_tokens_per_second"], no_log=False),
+    max_ttft=dict(type="float", default=DEFAULTS["max_ttft"]),
+    min_completion_tokens=dict(type="int", default=DEFAULTS["min_completion_tokens"], no_log=False),
     expect_finish_reason=dict(type="str"),
     expect=dict(type="str"),
-    degenerate=dict(type="str", choices=["fail", "warn", "ignore"], default="fail"),
+    degenerate=dict(type="str", choices=["fail", "warn", "ignore"], default=DEFAULTS["degenerate"]),
 )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_collections.ddtree.sglang.plugins.module_utils import _probe
+from ansible_collections.ddtree.sglang.plugins.module_utils import _probe, _probe_options
 from ansible_collections.ddtree.sglang.plugins.modules import llm_probe
 from module_harness import run_main
 
@@ -48,6 +48,15 @@ def test_module_defaults_are_the_probe_defaults():
     for name, spec in llm_probe.ARGUMENT_SPEC.items():
         if name != "base_url":
             assert spec.get("default") == _probe.DEFAULTS[name], name
+    # one copy: the probe and the module read the same dict
+    assert _probe.DEFAULTS is _probe_options.DEFAULTS
+
+
+def test_ddtree_deploy_leaves_the_thresholds_to_the_probe():
+    # The role used to restate the thresholds (and had max_ttft 5.0 against the probe's 4.0).
+    defaults = yaml.safe_load((REPO / "roles" / "ddtree_deploy" / "defaults" / "main.yml").read_text())
+    for option in ("min_tokens_per_second", "max_ttft"):
+        assert defaults[f"ddtree_deploy_probe_{option}"] is None, option
 
 
 def test_documentation_has_examples_and_return_samples():
