@@ -21,8 +21,9 @@ description:
   - Fails before anything changes on the host, with the fix in the message, on an unknown class, profile or
     variant; a draft-model profile without a draft model; C(speculative_dflash_block_size) and
     C(speculative_num_draft_tokens) set to different values (DFlash and DDTree need them equal); a
-    C(speculative_ddtree_budget) that is not a positive integer; an option name that is not a ServerArgs field
-    name.
+    C(speculative_ddtree_budget) that is not a positive integer; for C(DDTREE), a C(page_size) other than 1 or an
+    attention backend for which SGLang sets a larger page size (DDTree, SGLang PR 29907, supports page size 1
+    only); an option name that is not a ServerArgs field name.
 options:
   _input:
     description: The profile name (C(sglang_profile)), a key of O(profiles).
@@ -108,6 +109,17 @@ from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import validate_options  # noqa: E402
 
 DRAFT_MODEL_OPTION = "speculative_draft_model_path"
+
+# DDTree (sgl-project/sglang PR #29907) runs with page_size 1 only: its _handle_ddtree raises
+# "DDTREE currently supports only page_size == 1." at start. It also turns the overlap
+# schedule off itself, so the tables need not (and do not) set disable_overlap_schedule.
+DDTREE_PAGE_SIZE = 1
+# Attention backends for which SGLang 0.5.23 changes the page size to more than 1 on its own
+# (sglang/srt/arg_groups/overrides.py: _mla_backend_page_constraints, lines 1144-1200, sets 64
+# for flashmla, trtllm_mla, cutedsl_mla, trtllm_mha and hpc_ops; _fa4_page_constraint, lines
+# 1274-1297, sets 128 for fa4 on sm100). With DDTREE the server would refuse to start.
+PAGE_SIZE_FORCING_BACKENDS = ("flashmla", "trtllm_mla", "cutedsl_mla", "trtllm_mha", "hpc_ops", "fa4")
+ATTENTION_BACKEND_OPTIONS = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
 
 
 def table_values(entries, where):
@@ -228,11 +240,31 @@ def _check_speculative(options):
                 f"{algorithm} drafts one block, so both must be the draft model's block size. Set one of them "
                 "(or neither: SGLang reads the block size from the draft's config)."
             )
+    if algorithm == "DDTREE":
+        _check_ddtree_page_size(options)
     budget = options.get("speculative_ddtree_budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise AnsibleFilterError(
             f"speculative_ddtree_budget must be a positive integer (tree nodes beyond the root), got {budget!r}."
         )
+
+
+def _check_ddtree_page_size(options):
+    """DDTREE needs page_size 1: refuse an explicit other size and backends that force one."""
+    page_size = options.get("page_size")
+    if page_size is not None and str(page_size) != str(DDTREE_PAGE_SIZE):
+        raise AnsibleFilterError(
+            f"page_size {page_size} with DDTREE: DDTree (SGLang PR #29907) supports only page_size 1 and refuses "
+            "to start otherwise. Remove page_size from sglang_extra_args (SGLang's default is 1)."
+        )
+    for option in ATTENTION_BACKEND_OPTIONS:
+        backend = options.get(option)
+        if backend in PAGE_SIZE_FORCING_BACKENDS:
+            raise AnsibleFilterError(
+                f"{option} {backend} with DDTREE: SGLang sets a page size above 1 for {backend}, and DDTree "
+                "(SGLang PR #29907) supports only page_size 1. Use flashinfer (or fa3 on Hopper) for the ddtree "
+                "profile, e.g. in the class table's profiles.ddtree or in sglang_extra_args."
+            )
 
 
 class FilterModule:

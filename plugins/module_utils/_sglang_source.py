@@ -30,8 +30,9 @@ import re
 SPEC_INFO_CANDIDATES = ("srt/speculative/spec_info.py",)
 # Files that may define aliases (``_RESERVED_ALIASES = frozenset({"NEXTN"})`` in 0.5.x).
 ALIAS_SOURCES = ("srt/speculative/spec_registry.py", "srt/speculative/spec_info.py")
-# Older releases rewrote NEXTN to EAGLE in ServerArgs instead.
+# Older releases rewrote NEXTN to EAGLE in ServerArgs instead, #29907's base in a hook.
 SERVER_ARGS_SOURCE = "srt/server_args.py"
+NAME_REWRITE_SOURCES = (SERVER_ARGS_SOURCE, "srt/arg_groups/speculative_hook.py")
 ENUM_CLASS = "SpeculativeAlgorithm"
 DFLASH_METHOD = "is_dflash"
 _NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -304,30 +305,50 @@ def _module_alias_constants(tree):
     return found
 
 
+def _algorithm_names_tested(test):
+    """The names an ``if`` tests ``speculative_algorithm`` (attribute or variable) to be equal to."""
+    compares = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    names = []
+    for compare in compares:
+        if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], ast.Eq)):
+            return []
+        left, right = compare.left, compare.comparators[0]
+        subject = left.attr if isinstance(left, ast.Attribute) else getattr(left, "id", None)
+        if subject != "speculative_algorithm" or not (isinstance(right, ast.Constant) and isinstance(right.value, str)):
+            return []
+        names.append(right.value.upper())
+    return names
+
+
 def _server_args_aliases(tree):
-    """``if self.speculative_algorithm == "X": self.speculative_algorithm = "Y"`` (older ServerArgs)."""
+    """Rewrites of the algorithm name before the enum sees it.
+
+    Older ServerArgs: ``if self.speculative_algorithm == "NEXTN": self.speculative_algorithm =
+    "EAGLE"``. The base of SGLang PR 29907 (arg_groups/speculative_hook.py,
+    ``_resolve_speculative_algorithm_alias``): ``if speculative_algorithm == "NEXTN" or
+    speculative_algorithm == "EAGLE": ... return "EAGLE"`` (the branch's last statement).
+    """
     aliases = {}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1):
+        if not isinstance(node, ast.If):
             continue
-        left, right = node.test.left, node.test.comparators[0]
-        if not (
-            isinstance(node.test.ops[0], ast.Eq)
-            and isinstance(left, ast.Attribute)
-            and left.attr == "speculative_algorithm"
-            and isinstance(right, ast.Constant)
-            and isinstance(right.value, str)
-        ):
-            continue
-        for stmt in node.body:
-            if (
-                isinstance(stmt, ast.Assign)
-                and isinstance(stmt.targets[0], ast.Attribute)
-                and stmt.targets[0].attr == "speculative_algorithm"
-                and isinstance(stmt.value, ast.Constant)
-                and isinstance(stmt.value.value, str)
-            ):
-                aliases[right.value.upper()] = stmt.value.value.upper()
+        names = _algorithm_names_tested(node.test)
+        targets = [
+            stmt.value.value
+            for stmt in node.body
+            if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Attribute)
+            and stmt.targets[0].attr == "speculative_algorithm"
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ]
+        last = node.body[-1] if node.body else None
+        if isinstance(last, ast.Return) and isinstance(last.value, ast.Constant) and isinstance(last.value.value, str):
+            targets.append(last.value.value)
+        for name in names:
+            for target in targets:
+                if name != target.upper():
+                    aliases[name] = target.upper()
     return aliases
 
 
@@ -359,7 +380,7 @@ def analyze_spec_info(text, filename="spec_info.py", extra_sources=None):
             for alias in names:
                 if alias not in members:
                     aliases.setdefault(alias, alias_sets.get(constant))
-        if os.path.basename(name) == os.path.basename(SERVER_ARGS_SOURCE):
+        if any(name.endswith(os.path.basename(source)) for source in NAME_REWRITE_SOURCES):
             for alias, target in _server_args_aliases(source_tree).items():
                 if alias not in members:
                     aliases.setdefault(alias, target if target in members else None)
@@ -378,7 +399,7 @@ def read_package(package_dir):
     with open(spec_info, encoding="utf-8") as handle:
         text = handle.read()
     extra = {}
-    for relative in ALIAS_SOURCES + (SERVER_ARGS_SOURCE,):
+    for relative in ALIAS_SOURCES + NAME_REWRITE_SOURCES:
         candidate = os.path.join(package_dir, relative)
         if os.path.isfile(candidate) and os.path.abspath(candidate) != os.path.abspath(spec_info):
             with open(candidate, encoding="utf-8", errors="replace") as handle:

@@ -16,12 +16,12 @@ description:
     (C(NEXTN) is EAGLE) and the members for which C(is_dflash()) is true.
   - Reading the source works on hosts without the GPU stack (torch, flashinfer), where importing SGLang fails.
   - Fails when an algorithm in O(required_algorithms) is missing.
-  - When C(DDTREE) is required, also checks the wiring that sgl-project/sglang PR #29907 defines, followed
+  - When C(DDTREE) is required, also checks the wiring that sgl-project/sglang PR 29907 defines, followed
     statically through the source, and fails naming what is missing. C(SpeculativeAlgorithm.create_worker()) must
     select C(DDTreeWorker) for C(DDTREE), from a module of the installed package that defines it (the field
     report's C(is_dflash()) patch made DDTREE a member that C(create_worker()) hands to the linear DFlash worker);
     ServerArgs must have the field C(speculative_ddtree_budget) (C(--speculative-ddtree-budget)).
-  - Reports what the DDTree server-args hook (C(_handle_ddtree)) enforces, as #29907 does it (C(page_size) 1,
+  - Reports what the DDTree server-args hook (C(_handle_ddtree)) enforces, as PR 29907 does it (C(page_size) 1,
     overlap schedule off), for the unit's options to be checked against.
   - With O(import_check=true) the release's own python also imports SGLang and answers the same questions at run
     time, for hosts with the full stack.
@@ -47,7 +47,7 @@ options:
     description:
       - Speculative algorithm names the release must accept, as given to C(--speculative-algorithm).
       - A name is accepted when it is a member of C(SpeculativeAlgorithm) or an alias of one.
-      - When C(DDTREE) is listed, its worker and its budget flag must be wired as #29907 does it (see above).
+      - When C(DDTREE) is listed, its worker and its budget flag must be wired as PR 29907 does it (see above).
     type: list
     elements: str
     default: []
@@ -70,7 +70,7 @@ seealso:
   - name: SGLang speculative decoding
     description: The algorithms and their server options.
     link: https://docs.sglang.ai/advanced_features/speculative_decoding.html
-  - name: SGLang PR #29907
+  - name: SGLang PR 29907
     description: Add DDTree speculative decoding (open; in no release).
     link: https://github.com/sgl-project/sglang/pull/29907
 """
@@ -129,7 +129,7 @@ is_dflash:
   sample: [DFLASH]
 ddtree:
   description:
-    - How the release wires C(DDTREE), read statically (sgl-project/sglang PR #29907).
+    - How the release wires C(DDTREE), read statically (sgl-project/sglang PR 29907).
     - C(registered) whether C(DDTREE) is a member; C(worker) what C(create_worker()) selects for it (C(class),
       C(module), C(file), C(defined), C(line); or C(unknown) with the line that could not be decided; V(null) for
       none); C(budget_field) where C(speculative_ddtree_budget) is declared; C(hook) where C(_handle_ddtree) is

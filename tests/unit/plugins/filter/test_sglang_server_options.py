@@ -10,6 +10,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import sglang_args
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_server_options import (
+    PAGE_SIZE_FORCING_BACKENDS,
     FilterModule,
     sglang_server_options,
 )
@@ -142,6 +143,12 @@ def test_every_class_profile_and_variant_combination_renders(class_id, variants,
         assert options["mem_fraction_static"] == 0.85
     if "small" in variants:
         assert options["context_length"] == 32768
+    if options["speculative_algorithm"] == "DDTREE":
+        # #29907 refuses page_size != 1; SGLang's default (1) stays unless a backend forces another
+        assert "page_size" not in options
+        assert options["attention_backend"] not in PAGE_SIZE_FORCING_BACKENDS
+        # the server turns the overlap schedule off itself; the tables leave it alone
+        assert "disable_overlap_schedule" not in options
 
 
 def test_merge_order_profile_class_class_profile_variant_extra():
@@ -213,6 +220,15 @@ def test_tables_are_not_modified_by_a_merge():
         ),
         ({"profile": "ddtree", "extra_args": {"speculative_ddtree_budget": 0}}, "must be a positive integer"),
         ({"profile": "ddtree", "extra_args": {"speculative_ddtree_budget": "8"}}, "must be a positive integer"),
+        ({"profile": "ddtree", "extra_args": {"page_size": 16}}, "page_size 16 with DDTREE: DDTree (SGLang PR #29907)"),
+        (
+            {"profile": "ddtree", "extra_args": {"attention_backend": "trtllm_mha"}},
+            "attention_backend trtllm_mha with DDTREE: SGLang sets a page size above 1 for trtllm_mha",
+        ),
+        (
+            {"profile": "ddtree", "extra_args": {"decode_attention_backend": "fa4"}},
+            "decode_attention_backend fa4 with DDTREE",
+        ),
     ],
 )
 def test_bad_input_is_refused_with_the_fix(kwargs, expected):
@@ -221,6 +237,15 @@ def test_bad_input_is_refused_with_the_fix(kwargs, expected):
     with pytest.raises(AnsibleFilterError) as err:
         merge(**args)
     assert expected in str(err.value)
+
+
+def test_ddtree_tolerates_what_pr_29907_sets_itself():
+    # page_size 1 is what DDTree needs; disable_overlap_schedule is what its hook sets anyway.
+    extra = {"page_size": 1, "disable_overlap_schedule": True}
+    options = merge("ddtree", "ampere_48g", extra_args=extra)
+    assert options["page_size"] == 1 and options["disable_overlap_schedule"] is True
+    # other profiles keep their page size choice
+    assert merge("nextn", "blackwell_dc_180g", extra_args={"page_size": 64})["page_size"] == 64
 
 
 def test_dflash_block_size_equal_to_draft_tokens_is_accepted():

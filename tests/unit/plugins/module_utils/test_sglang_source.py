@@ -321,6 +321,26 @@ def test_old_layout_aliases_from_name_map_and_server_args():
     assert "no DFLASH" in src.check_requirements(result, ["DFLASH"])[0]
 
 
+def test_nextn_rewritten_in_a_speculative_hook_is_an_alias():
+    # PR 29907's base has no alias in from_string: a server-args hook turns the name into EAGLE
+    # (with a Gemma4 draft into FROZEN_KV_MTP, in a nested branch that does not test the name).
+    hook = (
+        "def _resolve(speculative_algorithm, draft_is_gemma4):\n"
+        '    if speculative_algorithm == "EAGLE3" and draft_is_gemma4:\n'
+        '        raise ValueError("EAGLE3 is not supported for this draft")\n'
+        '    if speculative_algorithm == "NEXTN" or speculative_algorithm == "EAGLE":\n'
+        "        if draft_is_gemma4:\n"
+        '            return "FROZEN_KV_MTP"\n'
+        '        return "EAGLE"\n'
+        "    return speculative_algorithm\n"
+    )
+    enum = CREATE_WORKER.format(body="        return None")
+    assert analyze(enum)["aliases"] == {}
+    result = analyze(enum, **{"srt/arg_groups/speculative_hook.py": hook})
+    assert result["aliases"] == {"NEXTN": "EAGLE"}
+    assert src.check_requirements(result, ["NEXTN"]) == []
+
+
 def test_alias_target_from_reserved_aliases_check():
     result = analyze(SPEC_INFO_0_5_23, **{"srt/speculative/spec_registry.py": REGISTRY_0_5_23})
     assert result["aliases"] == {"NEXTN": "EAGLE"}
