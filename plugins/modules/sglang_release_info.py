@@ -22,10 +22,10 @@ description:
     time, for hosts with the full stack.
   - With O(argv), checks a server command line against the release's own argument definitions, read from its
     installed files without importing it (the C(ServerArgs) fields of C(sglang/srt/arg_groups/fields/*.py) or of
-    the older single C(server_args.py), and the explicit C(add_argument) calls of C(ServerArgs.add_cli_args)):
-    flag names and aliases, abbreviations (argparse's, as SGLang's parser allows them), static choices, int and
-    float values. Fails naming each refused flag, the release (version and path), argparse's message as the
-    server would print it, and the closest real flag.
+    the older single C(server_args.py), and the explicit C(add_argument) calls of C(ServerArgs.add_cli_args)),
+    that is flag names and aliases, abbreviations (argparse's, as SGLang's parser allows them), static choices,
+    int and float values. Fails naming each refused flag, the release (version and path), argparse's message as
+    the server would print it, and the closest real flag.
   - Never changes the host.
 author:
   - ddtree.sglang developers (@ddtree)
