@@ -50,7 +50,7 @@ def tables():
 
 def units():
     """Every (class, profile, variant or None) the tables define."""
-    classes, profiles, variants, _ = tables()
+    classes, profiles, variants = tables()[:3]
     return [(c, p, v) for c in sorted(classes) for p in sorted(profiles) for v in [None, *sorted(variants)]]
 
 
