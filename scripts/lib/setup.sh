@@ -13,6 +13,7 @@
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
 #   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
+#   ddtree_ensure_sglang_wheel       DDTREE_SGLANG_WHEEL (the pinned release's wheel)
 #
 # Knobs (environment):
 #   DDTREE_PYTHON       interpreter for the virtualenv (default: python3 on PATH)
@@ -115,6 +116,32 @@ ddtree_ensure_dev_collections() {
     export DDTREE_COLLECTIONS_PATH="${DDTREE_COLLECTIONS_PATH:-$base}"
 }
 
+# ddtree_ensure_sglang_wheel: the wheel of the SGLang release the collection pins
+# (sglang_install_version in roles/sglang_install/defaults/main.yml) and those listed in
+# tests/sglang-wheels.txt (the DDTree pull request's base), each downloaded once from PyPI with
+# its own client (no dependencies: only their files are read, never installed) into
+# .cache/sglang-wheel/. The tests read the releases' command line options from them
+# (plugins/module_utils/_sglang_flags.py). Exports DDTREE_SGLANG_WHEEL, the pinned one.
+ddtree_ensure_sglang_wheel() {
+    local dir="$DDTREE_ROOT/.cache/sglang-wheel" pinned version wheel
+    pinned="$(sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
+        "$DDTREE_ROOT/roles/sglang_install/defaults/main.yml")"
+    [[ -n "$pinned" ]] || ddtree_die "no sglang_install_version in roles/sglang_install/defaults/main.yml"
+    mkdir -p "$dir"
+    for version in "$pinned" $(sed -e 's/#.*//' "$DDTREE_ROOT/tests/sglang-wheels.txt"); do
+        wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
+        if [[ -z "$wheel" ]]; then
+            ddtree_log "downloading the sglang $version wheel from PyPI (no dependencies) into ${dir#"$DDTREE_ROOT"/}"
+            "$DDTREE_VENV/bin/python" -m pip download -q --disable-pip-version-check \
+                --no-deps --only-binary=:all: -d "$dir" "sglang==$version" \
+                || ddtree_die "could not download sglang==$version from PyPI; the flag checks read its wheel"
+            wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
+            [[ -n "$wheel" ]] || ddtree_die "pip download left no sglang-$version wheel in $dir"
+        fi
+        [[ "$version" != "$pinned" ]] || export DDTREE_SGLANG_WHEEL="$wheel"
+    done
+}
+
 # ddtree_venv_collections_dir: where the `ansible` package keeps its bundled
 # collections (the offline source of containers.podman, ansible.posix, ...).
 ddtree_venv_collections_dir() {
@@ -172,6 +199,7 @@ EOF
 ddtree_setup() {
     ddtree_ensure_apt_packages "${DDTREE_APT_PACKAGES[@]}"
     ddtree_ensure_venv
+    ddtree_ensure_sglang_wheel
     ddtree_ensure_image
     ddtree_ensure_dev_collections
 }

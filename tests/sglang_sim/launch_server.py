@@ -107,7 +107,8 @@ def build_parser():
     p.add_argument("--speculative-ddtree-budget", dest="speculative_ddtree_budget", type=int)
     p.add_argument("--mem-fraction-static", dest="mem_fraction_static", type=float)
     p.add_argument("--disable-cuda-graph", dest="disable_cuda_graph", action="store_true")
-    p.add_argument("--cuda-graph-max-bs", dest="cuda_graph_max_bs", type=int)
+    # 0.5.23 knows only the split flags (arg_groups/fields/exec_.py:629-634); --cuda-graph-max-bs is ambiguous there.
+    p.add_argument("--cuda-graph-max-bs-decode", dest="cuda_graph_max_bs_decode", type=int)
     p.add_argument("--attention-backend", dest="attention_backend")
     p.add_argument("--max-running-requests", dest="max_running_requests", type=int)
     p.add_argument("--context-length", dest="context_length", type=int)

@@ -16,3 +16,35 @@ if not _link.exists():
     _link.symlink_to(REPO_ROOT, target_is_directory=True)
 if str(COLLECTIONS_ROOT) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS_ROOT))
+
+
+# --------------------------------------------------------------------------- SGLang releases
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+from sglang_releases import pinned_sglang_version, unpack_sglang  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def sglang_tables(tmp_path_factory):
+    """Option tables read by _sglang_flags from release wheels: tables(version, ddtree=False)."""
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_flags
+
+    cache = {}
+
+    def tables(version, ddtree=False):
+        if (version, ddtree) not in cache:
+            dest = tmp_path_factory.mktemp(f"sglang-{version}{'-ddtree' if ddtree else ''}")
+            try:
+                cache[version, ddtree] = _sglang_flags.read_cli_options(str(unpack_sglang(version, dest, ddtree)))
+            finally:
+                shutil.rmtree(dest, ignore_errors=True)
+        return cache[version, ddtree]
+
+    return tables
+
+
+@pytest.fixture(scope="session")
+def sglang_release_table(sglang_tables):
+    """The option table of the pinned SGLang release, read from its wheel by _sglang_flags."""
+    return sglang_tables(pinned_sglang_version())
