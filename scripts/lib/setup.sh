@@ -11,8 +11,8 @@
 #   DDTREE_ROOT          the repository (= collection) root
 # After the functions run, these are exported:
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
-#   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag) and
-#                                    DDTREE_TEST_IMAGE_MINIMAL (the minimal host flavour)
+#   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
+#   ddtree_ensure_minimal_image      DDTREE_TEST_IMAGE_MINIMAL (the minimal host flavour)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
 #
 # Knobs (environment):
@@ -95,12 +95,17 @@ ddtree_ensure_venv() {
     esac
 }
 
-# ddtree_ensure_image: the simulated GPU host image and the minimal host image (each
-# built only when its recipe changes).
+# ddtree_ensure_image: the simulated GPU host image (built only when its recipe changes).
 ddtree_ensure_image() {
     DDTREE_TEST_IMAGE="$("$DDTREE_ROOT/scripts/build-test-image.sh" gpu)"
+    export DDTREE_TEST_IMAGE
+}
+
+# ddtree_ensure_minimal_image: the minimal host image, no python3-requests and no sudo
+# (scenario deploy_minimal_host; built only when its recipe changes).
+ddtree_ensure_minimal_image() {
     DDTREE_TEST_IMAGE_MINIMAL="$("$DDTREE_ROOT/scripts/build-test-image.sh" minimal)"
-    export DDTREE_TEST_IMAGE DDTREE_TEST_IMAGE_MINIMAL
+    export DDTREE_TEST_IMAGE_MINIMAL
 }
 
 # ddtree_ensure_dev_collections: make the work tree resolvable as ddtree.sglang
