@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
-# Build the simulated GPU host image: Debian bookworm booting systemd as PID 1.
+# Build a simulated host image: Debian bookworm booting systemd as PID 1.
 #
-# The image is rebuilt only when its recipe (this file) changes: the recipe's
-# hash is the image tag, so a second run finds the tag and returns at once.
-# Facts behind the recipe (shared/DESIGN.md): debootstrap minbase + systemd
-# boots under podman with --runtime runc --systemd=always.
+# Usage: scripts/build-test-image.sh [FLAVOUR]     (prints the image's exact tag)
+#   gpu      (default) the simulated GPU host every scenario runs on
+#   minimal  what a minimal real host (a Proxmox container, issue 11) has: systemd,
+#            python3 and dbus only; no python3-requests, no sudo, no pip
+#
+# The image is rebuilt only when its recipe (this file and the flavour's package
+# list) changes: the recipe's hash is the image tag, so a second run finds the tag
+# and returns at once. Facts behind the recipe (shared/DESIGN.md): debootstrap
+# minbase + systemd boots under podman with --runtime runc --systemd=always.
 set -euo pipefail
 
-IMAGE_REPO="${DDTREE_TEST_IMAGE_REPO:-localhost/ddtree-sglang-testhost}"
-# Packages the simulated GPU host needs: systemd as init, python3 for Ansible
-# and the SGLang simulator, python3-requests for llm_probe, python3-venv and
-# pip for sglang_install, patch for ansible.posix.patch, ca-certificates so
-# pip inside the host trusts the registry through the mounted CA bundle.
-PACKAGES="systemd,systemd-sysv,python3,dbus,iproute2,procps,python3-requests,python3-venv,python3-pip,patch,ca-certificates"
+FLAVOUR="${1:-gpu}"
+case "$FLAVOUR" in
+    gpu)
+        IMAGE_REPO="${DDTREE_TEST_IMAGE_REPO:-localhost/ddtree-sglang-testhost}"
+        # Packages the simulated GPU host needs: systemd as init, python3 for Ansible
+        # and the SGLang simulator, python3-requests for llm_probe, python3-venv and
+        # pip for sglang_install, patch for ansible.posix.patch, ca-certificates so
+        # pip inside the host trusts the registry through the mounted CA bundle.
+        PACKAGES="systemd,systemd-sysv,python3,dbus,iproute2,procps,python3-requests,python3-venv,python3-pip,patch,ca-certificates"
+        ;;
+    minimal)
+        IMAGE_REPO="${DDTREE_TEST_IMAGE_REPO:-localhost/ddtree-sglang-testhost}-minimal"
+        # The field report's kind of host: init, python3 for Ansible's modules and the
+        # simulator, dbus for systemctl. Nothing the collection's own modules need
+        # (python3-requests) and no sudo: preflight must install or name what is missing.
+        # apt's sources come with minbase, so the host can install from Debian's mirror.
+        PACKAGES="systemd,systemd-sysv,python3,dbus"
+        ;;
+    *)
+        echo "unknown image flavour '$FLAVOUR'; flavours: gpu, minimal" >&2
+        exit 2
+        ;;
+esac
 MIRROR="${DDTREE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
 recipe_hash="$( { cat "$0"; echo "$PACKAGES"; } | sha256sum | cut -c1-12)"
@@ -34,7 +56,7 @@ fi
 
 rootfs="$(mktemp -d /var/tmp/ddtree-rootfs.XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
-echo "building test host image $image (debootstrap, about a minute)" >&2
+echo "building $FLAVOUR test host image $image (debootstrap, about a minute)" >&2
 debootstrap --variant=minbase --include="$PACKAGES" bookworm "$rootfs" "$MIRROR" >&2
 # A clean machine-id lets systemd generate one per container at boot.
 : > "$rootfs/etc/machine-id"
@@ -42,6 +64,8 @@ debootstrap --variant=minbase --include="$PACKAGES" bookworm "$rootfs" "$MIRROR"
 for unit in systemd-remount-fs.service getty.target console-getty.service; do
     ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
 done
+# debootstrap leaves $MIRROR in the image's sources.list: the minimal host's
+# preflight installs from it, so it must be a mirror the containers reach too.
 tar -C "$rootfs" -c . | podman import --change 'CMD ["/sbin/init"]' - "$image" >&2
 podman tag "$image" "${IMAGE_REPO}:latest"
 echo "$image"

@@ -426,8 +426,13 @@ def main():
         ),
         supports_check_mode=True,
     )
-    if _readiness is None:
-        module.fail_json(msg=missing_required_lib("requests"), exception=READINESS_IMPORT_ERROR)
+    # _readiness imports without requests (ansible-test's import check): ask it, or poll()
+    # would fail later with a bare ImportError instead of this message.
+    if _readiness is None or not _readiness.HAS_REQUESTS:
+        module.fail_json(
+            msg=missing_required_lib("requests"),
+            exception=READINESS_IMPORT_ERROR or _readiness.REQUESTS_IMPORT_ERROR,
+        )
     for option in ("window", "interval", "request_timeout", "timeout"):
         if module.params[option] <= 0:
             module.fail_json(msg=f"{option} must be a positive number of seconds, got {module.params[option]}")

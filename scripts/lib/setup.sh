@@ -12,6 +12,7 @@
 # After the functions run, these are exported:
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
 #   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
+#   ddtree_ensure_minimal_image      DDTREE_TEST_IMAGE_MINIMAL (the minimal host flavour)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
 #   ddtree_ensure_sglang_wheel       DDTREE_SGLANG_WHEEL (the pinned release's wheel)
 #
@@ -97,8 +98,15 @@ ddtree_ensure_venv() {
 
 # ddtree_ensure_image: the simulated GPU host image (built only when its recipe changes).
 ddtree_ensure_image() {
-    DDTREE_TEST_IMAGE="$("$DDTREE_ROOT/scripts/build-test-image.sh")"
+    DDTREE_TEST_IMAGE="$("$DDTREE_ROOT/scripts/build-test-image.sh" gpu)"
     export DDTREE_TEST_IMAGE
+}
+
+# ddtree_ensure_minimal_image: the minimal host image, no python3-requests and no sudo
+# (scenario deploy_minimal_host; built only when its recipe changes).
+ddtree_ensure_minimal_image() {
+    DDTREE_TEST_IMAGE_MINIMAL="$("$DDTREE_ROOT/scripts/build-test-image.sh" minimal)"
+    export DDTREE_TEST_IMAGE_MINIMAL
 }
 
 # ddtree_ensure_dev_collections: make the work tree resolvable as ddtree.sglang

@@ -195,6 +195,21 @@ def test_non_positive_durations_are_rejected(run, option):
     assert option in res["msg"]
 
 
+def test_missing_requests_fails_as_a_missing_library_without_touching_the_host(run, monkeypatch):
+    # A minimal host: _readiness imports, requests does not. The module must say so up front
+    # (no verdict on the server: the rescue tells "not verified" from "down" by that).
+    monkeypatch.setattr(sglang_wait._readiness, "HAS_REQUESTS", False)
+    monkeypatch.setattr(
+        sglang_wait._readiness, "REQUESTS_IMPORT_ERROR", "ModuleNotFoundError: No module named 'requests'"
+    )
+    host = Host([show()])
+    failed, res = run(host)
+    assert failed
+    assert "Failed to import the required Python library (requests)" in res["msg"]
+    assert "state" not in res
+    assert host.commands == []
+
+
 def test_parse_show_types_values():
     unit = sglang_wait.parse_show(show(restarts=4, status=9, exit_mono=2500000))
     assert unit["n_restarts"] == 4
