@@ -178,7 +178,11 @@ def test_restart_by_systemd_between_polls_is_a_death(run):
 
 
 def test_restarts_above_the_given_baseline_are_a_death(run):
-    host = Host([show(invocation="inv7", restarts=1)], phases=["refused"], journal=["CUDA out of memory"])
+    host = Host(
+        [show(invocation="inv7", restarts=1)],
+        phases=["refused"],
+        journal=["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB."],
+    )
     failed, res = run(host, restarts_baseline=0)
     assert failed
     assert res["cause"]["id"] == "cuda_oom"
