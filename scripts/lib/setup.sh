@@ -13,6 +13,7 @@
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
 #   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
+# and ddtree_ensure_sim_cli_table writes .cache/sglang_sim/sglang_cli.json.
 #
 # Knobs (environment):
 #   DDTREE_PYTHON       interpreter for the virtualenv (default: python3 on PATH)
@@ -169,9 +170,42 @@ EOF
 }
 
 # ddtree_setup: everything above, in order.
+# ddtree_pinned_sglang_version: the release the collection installs (sglang_install_version).
+ddtree_pinned_sglang_version() {
+    sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
+        "$DDTREE_ROOT/roles/sglang_install/defaults/main.yml"
+}
+
+# ddtree_ensure_sim_cli_table: the simulator's argument table,
+# .cache/sglang_sim/sglang_cli.json, read from the pinned SGLang wheel (DDTREE_SGLANG_WHEEL,
+# default: the sglang-<pinned version>-*.whl the set-up downloaded under .cache/) by
+# plugins/module_utils/_sglang_flags.py. Regenerated only when the wheel or the reader
+# changes. The simulator (tests/sglang_sim/) parses its command line with it, and
+# extensions/molecule/shared/prepare_gpu_host.yml copies it to the test hosts.
+ddtree_ensure_sim_cli_table() {
+    local wheel="${DDTREE_SGLANG_WHEEL:-}" version out stamp want have=""
+    out="$DDTREE_ROOT/.cache/sglang_sim/sglang_cli.json"
+    stamp="$out.sha256"
+    version="$(ddtree_pinned_sglang_version)"
+    if [[ -z "$wheel" ]]; then
+        wheel="$(find "$DDTREE_ROOT/.cache" -name "sglang-$version-*.whl" -type f 2>/dev/null | sort | head -n 1)"
+    fi
+    [[ -n "$wheel" && -f "$wheel" ]] \
+        || ddtree_die "no sglang-$version wheel under .cache/ (the set-up downloads it: pip download --no-deps sglang==$version); the simulator's argument table is read from it"
+    want="$(cat "$wheel" "$DDTREE_ROOT/plugins/module_utils/_sglang_flags.py" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" \
+        | sha256sum | cut -d' ' -f1)"
+    [[ -f "$stamp" && -f "$out" ]] && have="$(cat "$stamp")"
+    if [[ "$want" != "$have" ]]; then
+        "$DDTREE_VENV/bin/python" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" "$wheel" "$out" >&2 \
+            || ddtree_die "could not read the argument table of $wheel"
+        echo "$want" >"$stamp"
+    fi
+}
+
 ddtree_setup() {
     ddtree_ensure_apt_packages "${DDTREE_APT_PACKAGES[@]}"
     ddtree_ensure_venv
+    ddtree_ensure_sim_cli_table
     ddtree_ensure_image
     ddtree_ensure_dev_collections
 }
