@@ -13,6 +13,7 @@
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
 #   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
+#   ddtree_ensure_sglang_wheel       DDTREE_SGLANG_WHEEL (the pinned release's wheel)
 # and ddtree_ensure_sim_cli_table writes .cache/sglang_sim/sglang_cli.json.
 #
 # Knobs (environment):
@@ -116,6 +117,30 @@ ddtree_ensure_dev_collections() {
     export DDTREE_COLLECTIONS_PATH="${DDTREE_COLLECTIONS_PATH:-$base}"
 }
 
+# ddtree_ensure_sglang_wheel: the wheel of the SGLang release the collection pins
+# (sglang_install_version in roles/sglang_install/defaults/main.yml), downloaded once from
+# PyPI with its own client (no dependencies: only its files are read, never installed) into
+# .cache/sglang-wheel/. The tests read the release's command line options from it
+# (plugins/module_utils/_sglang_flags.py); a download of another version leaves the old
+# wheel beside it, and the tests pick the pinned one by name.
+ddtree_ensure_sglang_wheel() {
+    local dir="$DDTREE_ROOT/.cache/sglang-wheel" version wheel
+    version="$(sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
+        "$DDTREE_ROOT/roles/sglang_install/defaults/main.yml")"
+    [[ -n "$version" ]] || ddtree_die "no sglang_install_version in roles/sglang_install/defaults/main.yml"
+    mkdir -p "$dir"
+    wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
+    if [[ -z "$wheel" ]]; then
+        ddtree_log "downloading the sglang $version wheel from PyPI (no dependencies) into ${dir#"$DDTREE_ROOT"/}"
+        "$DDTREE_VENV/bin/python" -m pip download -q --disable-pip-version-check \
+            --no-deps --only-binary=:all: -d "$dir" "sglang==$version" \
+            || ddtree_die "could not download sglang==$version from PyPI; the flag checks read its wheel"
+        wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
+        [[ -n "$wheel" ]] || ddtree_die "pip download left no sglang-$version wheel in $dir"
+    fi
+    export DDTREE_SGLANG_WHEEL="$wheel"
+}
+
 # ddtree_venv_collections_dir: where the `ansible` package keeps its bundled
 # collections (the offline source of containers.podman, ansible.posix, ...).
 ddtree_venv_collections_dir() {
@@ -170,34 +195,21 @@ EOF
 }
 
 # ddtree_setup: everything above, in order.
-# ddtree_pinned_sglang_version: the release the collection installs (sglang_install_version).
-ddtree_pinned_sglang_version() {
-    sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
-        "$DDTREE_ROOT/roles/sglang_install/defaults/main.yml"
-}
-
 # ddtree_ensure_sim_cli_table: the simulator's argument table,
-# .cache/sglang_sim/sglang_cli.json, read from the pinned SGLang wheel (DDTREE_SGLANG_WHEEL,
-# default: the sglang-<pinned version>-*.whl the set-up downloaded under .cache/) by
-# plugins/module_utils/_sglang_flags.py. Regenerated only when the wheel or the reader
-# changes. The simulator (tests/sglang_sim/) parses its command line with it, and
-# extensions/molecule/shared/prepare_gpu_host.yml copies it to the test hosts.
+# .cache/sglang_sim/sglang_cli.json, read from the pinned SGLang wheel
+# (ddtree_ensure_sglang_wheel) by plugins/module_utils/_sglang_flags.py. Regenerated only
+# when the wheel or the reader changes. The simulator (tests/sglang_sim/) parses its command
+# line with it, and extensions/molecule/shared/prepare_gpu_host.yml copies it to the test hosts.
 ddtree_ensure_sim_cli_table() {
-    local wheel="${DDTREE_SGLANG_WHEEL:-}" version out stamp want have=""
-    out="$DDTREE_ROOT/.cache/sglang_sim/sglang_cli.json"
+    local out="$DDTREE_ROOT/.cache/sglang_sim/sglang_cli.json" stamp want have=""
     stamp="$out.sha256"
-    version="$(ddtree_pinned_sglang_version)"
-    if [[ -z "$wheel" ]]; then
-        wheel="$(find "$DDTREE_ROOT/.cache" -name "sglang-$version-*.whl" -type f 2>/dev/null | sort | head -n 1)"
-    fi
-    [[ -n "$wheel" && -f "$wheel" ]] \
-        || ddtree_die "no sglang-$version wheel under .cache/ (the set-up downloads it: pip download --no-deps sglang==$version); the simulator's argument table is read from it"
-    want="$(cat "$wheel" "$DDTREE_ROOT/plugins/module_utils/_sglang_flags.py" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" \
-        | sha256sum | cut -d' ' -f1)"
+    [[ -n "${DDTREE_SGLANG_WHEEL:-}" ]] || ddtree_ensure_sglang_wheel
+    want="$(cat "$DDTREE_SGLANG_WHEEL" "$DDTREE_ROOT/plugins/module_utils/_sglang_flags.py" \
+        "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" | sha256sum | cut -d' ' -f1)"
     [[ -f "$stamp" && -f "$out" ]] && have="$(cat "$stamp")"
     if [[ "$want" != "$have" ]]; then
-        "$DDTREE_VENV/bin/python" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" "$wheel" "$out" >&2 \
-            || ddtree_die "could not read the argument table of $wheel"
+        "$DDTREE_VENV/bin/python" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" "$DDTREE_SGLANG_WHEEL" "$out" >&2 \
+            || ddtree_die "could not read the argument table of $DDTREE_SGLANG_WHEEL"
         echo "$want" >"$stamp"
     fi
 }
@@ -205,6 +217,7 @@ ddtree_ensure_sim_cli_table() {
 ddtree_setup() {
     ddtree_ensure_apt_packages "${DDTREE_APT_PACKAGES[@]}"
     ddtree_ensure_venv
+    ddtree_ensure_sglang_wheel
     ddtree_ensure_sim_cli_table
     ddtree_ensure_image
     ddtree_ensure_dev_collections

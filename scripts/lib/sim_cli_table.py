@@ -2,9 +2,9 @@
 
 Usage: python scripts/lib/sim_cli_table.py WHEEL OUT.json
 
-The release's argument definitions are read without importing SGLang (no torch): the wheel's
-Python sources and its dist-info are unpacked into a temporary directory, laid out as an
-installed package, and plugins/module_utils/_sglang_flags.py's read_cli_options() reads them.
+The release's argument definitions are read without importing SGLang (no torch), by
+plugins/module_utils/_sglang_flags.py's read_wheel_options() (the wheel's sources unpacked to a
+temporary directory and read with read_cli_options()).
 The table is written to OUT.json atomically; tests/sglang_sim/launch_server.py builds its
 argument parser from it, so the simulator refuses what the release refuses. Exit 1 with the
 reason when the wheel cannot be read.
@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import tempfile
-import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLAGS_MODULE = os.path.join(REPO, "plugins", "module_utils", "_sglang_flags.py")
@@ -29,18 +28,7 @@ def _flags_module():
 
 
 def table_from_wheel(wheel):
-    with tempfile.TemporaryDirectory(prefix="sglang-wheel-") as tmp:
-        with zipfile.ZipFile(wheel) as zf:
-            # Sources and metadata only: the compiled extensions and data are not needed to read flags.
-            names = [
-                n
-                for n in zf.namelist()
-                if (n.startswith("sglang/") and n.endswith(".py")) or n.endswith(".dist-info/METADATA")
-            ]
-            if not any(n == "sglang/srt/server_args.py" for n in names):
-                raise ValueError(f"{wheel} has no sglang/srt/server_args.py: not an SGLang wheel")
-            zf.extractall(tmp, members=names)
-        return _flags_module().read_cli_options(os.path.join(tmp, "sglang"))
+    return _flags_module().read_wheel_options(wheel)
 
 
 def main(argv):
@@ -50,7 +38,7 @@ def main(argv):
     wheel, out = argv
     try:
         table = table_from_wheel(wheel)
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
+    except Exception as e:  # noqa: BLE001 - any reason the wheel cannot be read ends the set-up, named
         sys.stderr.write(f"cannot read the SGLang option table from {wheel}: {e}\n")
         return 1
     if not table.get("options"):
