@@ -62,6 +62,20 @@ options:
         first so that every table and O(extra_args) can override them.
     type: dict
     default: {}
+  option_names:
+    description:
+      - The names of options that changed between SGLang releases (C(__sglang_option_names) of
+        C(roles/sglang/vars/option_names.yml)), each a list of C({value, releases, why}).
+      - With O(release_version), an option of any layer named by a key of this table is rendered under the name
+        whose C(releases) range holds that version (C(cuda_graph_max_bs_decode) is C(cuda_graph_max_bs) before
+        0.5.14).
+    type: dict
+    default: {}
+  release_version:
+    description:
+      - Version of the SGLang release the unit will run (C(0.5.23)); picks the option names of O(option_names).
+      - Without it the tables' names are used as they are.
+    type: string
 """
 
 EXAMPLES = r"""
@@ -73,12 +87,13 @@ EXAMPLES = r"""
            profiles=__sglang_profiles, variant_table=__sglang_profile_variants,
            variants=sglang_profile_variants, extra_args=sglang_extra_args,
            draft_model_path=sglang_draft_model_path,
-           base={'model_path': sglang_model_path, 'host': sglang_host, 'port': sglang_port}) }}
+           base={'model_path': sglang_model_path, 'host': sglang_host, 'port': sglang_port},
+           option_names=__sglang_option_names, release_version='0.5.23') }}
 
 # ddtree on ampere_48g with the nograph variant and one host override gives:
 #   attention_backend: flashinfer          (class)
 #   context_length: 65536                  (class)
-#   disable_cuda_graph: true               (variant nograph; cuda_graph_max_bs removed)
+#   disable_cuda_graph: true               (variant nograph; cuda_graph_max_bs_decode removed)
 #   max_running_requests: 4                (class x profile)
 #   mem_fraction_static: 0.8               (sglang_extra_args)
 #   speculative_algorithm: DDTREE          (profile)
@@ -93,7 +108,7 @@ _value:
   sample:
     attention_backend: flashinfer
     context_length: 65536
-    cuda_graph_max_bs: 8
+    cuda_graph_max_bs_decode: 8
     max_running_requests: 8
     mem_fraction_static: 0.85
     speculative_algorithm: NEXTN
@@ -102,6 +117,8 @@ _value:
     speculative_num_steps: 3
 """
 
+import operator  # noqa: E402
+import re  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
@@ -149,6 +166,8 @@ def sglang_server_options(
     extra_args=None,
     draft_model_path=None,
     base=None,
+    option_names=None,
+    release_version=None,
 ):
     """Merge base < profile < class < class x profile < variants < extra_args (see DOCUMENTATION)."""
     profile_entry = _pick(
@@ -207,13 +226,93 @@ def sglang_server_options(
         layers.append(table_values(entry.get("options"), f"__sglang_profile_variants.{name}.options"))
     layers.append(dict(extra_args))
 
+    renames = release_names(option_names, release_version)
     merged = {}
     for layer in layers:
-        merged.update(layer)
+        # Per layer, so that a later layer's value wins also when two names become one.
+        merged.update({renames.get(key, key): value for key, value in layer.items()})
     merged = {key: value for key, value in merged.items() if value is not None}
     validate_options(merged)
     _check_speculative(merged)
     return merged
+
+
+_SPECIFIER = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
+_RELEASE = re.compile(r"^v?(\d+(?:\.\d+)*)")
+_COMPARE = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    "<": operator.lt,
+}
+
+
+def release_number(version):
+    """The release number of a version as a tuple of ints (0.5.15.post1 -> (0, 5, 15)); None if it has none."""
+    match = _RELEASE.match(str(version or "").strip())
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def _padded(a, b):
+    width = max(len(a), len(b))
+    return a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+
+
+def in_releases(version, releases):
+    """Whether a release version is in a range of comma-separated specifiers (">=0.5.14,<0.5.20")."""
+    number = release_number(version)
+    if number is None:
+        raise AnsibleFilterError(f"SGLang release version {version!r} has no release number (such as 0.5.23).")
+    for spec in str(releases).split(","):
+        match = _SPECIFIER.match(spec)
+        if not match:
+            raise AnsibleFilterError(
+                f"Release range {releases!r}: {spec.strip()!r} is not a specifier such as '>=0.5.14' or '<0.5.20'."
+            )
+        have, bound = _padded(number, release_number(match.group(2)))
+        if not _COMPARE[match.group(1)](have, bound):
+            return False
+    return True
+
+
+def release_names(option_names, release_version):
+    """{table name: the name the release has} for the option names table (roles/sglang/vars/option_names.yml).
+
+    Without a release version the tables' own names stand (nothing is renamed).
+    """
+    if not option_names or release_version in (None, ""):
+        return {}
+    if not isinstance(option_names, Mapping):
+        raise AnsibleFilterError(f"The option names table must be a dict, got {type(option_names).__name__}.")
+    renames = {}
+    for key, entries in option_names.items():
+        where = f"__sglang_option_names.{key}"
+        if not isinstance(entries, (list, tuple)) or not entries:
+            raise AnsibleFilterError(f"{where} must be a list of {{value, releases, why}} entries.")
+        matching = []
+        for entry in entries:
+            if (
+                not isinstance(entry, Mapping)
+                or not entry.get("value")
+                or not entry.get("releases")
+                or not str(entry.get("why") or "").strip()
+            ):
+                raise AnsibleFilterError(
+                    f"{where} entries must be {{value: <field name>, releases: '<range>', why: '...'}}, got {entry!r}."
+                )
+            if in_releases(release_version, entry["releases"]):
+                matching.append(entry["value"])
+        if len(matching) != 1:
+            ranges = ", ".join(str(entry["releases"]) for entry in entries)
+            raise AnsibleFilterError(
+                f"{where}: SGLang {release_version} is in {len(matching)} of its release ranges ({ranges}); "
+                "exactly one must name the option for each release. Extend the table for this release."
+            )
+        if matching[0] != key:
+            renames[key] = matching[0]
+    return renames
 
 
 def _check_speculative(options):

@@ -19,7 +19,9 @@ and the argparse options are derived the way the release derives them:
 
 Choices are kept where the release spells them statically (a literal, a module constant, a class
 attribute); choices computed at run time (plugins, environment) are left out (``null``), so such an
-option accepts any value here. Custom ``type=`` callables are not run: the value is accepted as text.
+option accepts any value here. Custom ``type=`` callables are not run: the value is accepted as text
+(``type: null``), and the option's choices are left out too, since argparse checks them against the
+converted value.
 
 The table is plain JSON data (see ``read_cli_options``); ``build_parser`` makes an argparse parser of
 it that refuses what the release's parser refuses with argparse's own words, and ``check_argv`` lists
@@ -453,7 +455,10 @@ def _explicit_option(module, call):
         type_ = "str"
     else:
         type_ = _BUILTIN_TYPES.get(_type_name(type_node) if isinstance(type_node, ast.Name) else None)
-    choices = _choices_of(module, kw.get("choices"))
+    # argparse checks choices after type= converted the value: with a type of the release's own
+    # the raw text cannot be checked against them here.
+    custom_type = type_node is not None and type_ is None
+    choices = None if custom_type else _choices_of(module, kw.get("choices"))
     return _option(dest, flags + extra, module.where(call), action, nargs, type_, choices)
 
 
@@ -523,7 +528,7 @@ def _field_option(module, stmt, name, package):
             choices = meta_choices
         else:
             choices = literal
-        return _option(name, flags, where, "store", None, parser_type(value_type), choices)
+        return _option(name, flags, where, "store", None, parser_type(value_type), None if custom_type else choices)
     if inner_origin in ("List", "list") and not custom_type:
         elem = inner_args[0] if inner_args else None
         nargs = _try_static(module, meta.get("nargs")) or "+"
@@ -533,7 +538,9 @@ def _field_option(module, stmt, name, package):
     if _type_name(inner) == "bool":
         return _option(name, flags, where, "store_true", None, None, None)
     nargs = _try_static(module, meta.get("nargs"))
-    return _option(name, flags, where, "store", nargs, parser_type(_infer_type(inner)), meta_choices)
+    return _option(
+        name, flags, where, "store", nargs, parser_type(_infer_type(inner)), None if custom_type else meta_choices
+    )
 
 
 def _class_fields(module, classdef, seen=None):

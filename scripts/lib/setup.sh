@@ -118,27 +118,29 @@ ddtree_ensure_dev_collections() {
 }
 
 # ddtree_ensure_sglang_wheel: the wheel of the SGLang release the collection pins
-# (sglang_install_version in roles/sglang_install/defaults/main.yml), downloaded once from
-# PyPI with its own client (no dependencies: only its files are read, never installed) into
-# .cache/sglang-wheel/. The tests read the release's command line options from it
-# (plugins/module_utils/_sglang_flags.py); a download of another version leaves the old
-# wheel beside it, and the tests pick the pinned one by name.
+# (sglang_install_version in roles/sglang_install/defaults/main.yml) and those listed in
+# tests/sglang-wheels.txt (the DDTree pull request's base), each downloaded once from PyPI with
+# its own client (no dependencies: only their files are read, never installed) into
+# .cache/sglang-wheel/. The tests read the releases' command line options from them
+# (plugins/module_utils/_sglang_flags.py). Exports DDTREE_SGLANG_WHEEL, the pinned one.
 ddtree_ensure_sglang_wheel() {
-    local dir="$DDTREE_ROOT/.cache/sglang-wheel" version wheel
-    version="$(sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
+    local dir="$DDTREE_ROOT/.cache/sglang-wheel" pinned version wheel
+    pinned="$(sed -n 's/^sglang_install_version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' \
         "$DDTREE_ROOT/roles/sglang_install/defaults/main.yml")"
-    [[ -n "$version" ]] || ddtree_die "no sglang_install_version in roles/sglang_install/defaults/main.yml"
+    [[ -n "$pinned" ]] || ddtree_die "no sglang_install_version in roles/sglang_install/defaults/main.yml"
     mkdir -p "$dir"
-    wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
-    if [[ -z "$wheel" ]]; then
-        ddtree_log "downloading the sglang $version wheel from PyPI (no dependencies) into ${dir#"$DDTREE_ROOT"/}"
-        "$DDTREE_VENV/bin/python" -m pip download -q --disable-pip-version-check \
-            --no-deps --only-binary=:all: -d "$dir" "sglang==$version" \
-            || ddtree_die "could not download sglang==$version from PyPI; the flag checks read its wheel"
+    for version in "$pinned" $(sed -e 's/#.*//' "$DDTREE_ROOT/tests/sglang-wheels.txt"); do
         wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
-        [[ -n "$wheel" ]] || ddtree_die "pip download left no sglang-$version wheel in $dir"
-    fi
-    export DDTREE_SGLANG_WHEEL="$wheel"
+        if [[ -z "$wheel" ]]; then
+            ddtree_log "downloading the sglang $version wheel from PyPI (no dependencies) into ${dir#"$DDTREE_ROOT"/}"
+            "$DDTREE_VENV/bin/python" -m pip download -q --disable-pip-version-check \
+                --no-deps --only-binary=:all: -d "$dir" "sglang==$version" \
+                || ddtree_die "could not download sglang==$version from PyPI; the flag checks read its wheel"
+            wheel="$(find "$dir" -maxdepth 1 -name "sglang-$version-*.whl" -type f | sort | head -n 1)"
+            [[ -n "$wheel" ]] || ddtree_die "pip download left no sglang-$version wheel in $dir"
+        fi
+        [[ "$version" != "$pinned" ]] || export DDTREE_SGLANG_WHEEL="$wheel"
+    done
 }
 
 # ddtree_venv_collections_dir: where the `ansible` package keeps its bundled

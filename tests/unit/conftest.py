@@ -18,38 +18,33 @@ if str(COLLECTIONS_ROOT) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS_ROOT))
 
 
-# --------------------------------------------------------------------------- the pinned release
-import re  # noqa: E402
+# --------------------------------------------------------------------------- SGLang releases
+import shutil  # noqa: E402
 
 import pytest  # noqa: E402
-
-SGLANG_WHEEL_DIR = REPO_ROOT / ".cache" / "sglang-wheel"
-
-
-def pinned_sglang_version():
-    """sglang_install_version of roles/sglang_install/defaults/main.yml: the release the collection installs."""
-    text = (REPO_ROOT / "roles" / "sglang_install" / "defaults" / "main.yml").read_text()
-    match = re.search(r"^sglang_install_version:\s*\"?([^\"\s]+)\"?\s*$", text, re.MULTILINE)
-    assert match, "roles/sglang_install/defaults/main.yml has no sglang_install_version"
-    return match.group(1)
-
-
-def pinned_sglang_wheel():
-    """The pinned release's wheel that scripts/test setup downloads from PyPI (pip download --no-deps)."""
-    version = pinned_sglang_version()
-    wheels = sorted(SGLANG_WHEEL_DIR.glob(f"sglang-{version}-*.whl"))
-    if not wheels:
-        pytest.fail(
-            f"no sglang-{version} wheel in {SGLANG_WHEEL_DIR}: run scripts/test setup (it runs "
-            f"pip download --no-deps sglang=={version} into that directory); the flag checks read the "
-            "release's own argument definitions from it"
-        )
-    return wheels[0]
+from sglang_releases import pinned_sglang_version, unpack_sglang  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def sglang_release_table():
-    """The option table of the pinned SGLang release, read from its wheel by _sglang_flags."""
+def sglang_tables(tmp_path_factory):
+    """Option tables read by _sglang_flags from release wheels: tables(version, ddtree=False)."""
     from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_flags
 
-    return _sglang_flags.read_wheel_options(str(pinned_sglang_wheel()))
+    cache = {}
+
+    def tables(version, ddtree=False):
+        if (version, ddtree) not in cache:
+            dest = tmp_path_factory.mktemp(f"sglang-{version}{'-ddtree' if ddtree else ''}")
+            try:
+                cache[version, ddtree] = _sglang_flags.read_cli_options(str(unpack_sglang(version, dest, ddtree)))
+            finally:
+                shutil.rmtree(dest, ignore_errors=True)
+        return cache[version, ddtree]
+
+    return tables
+
+
+@pytest.fixture(scope="session")
+def sglang_release_table(sglang_tables):
+    """The option table of the pinned SGLang release, read from its wheel by _sglang_flags."""
+    return sglang_tables(pinned_sglang_version())

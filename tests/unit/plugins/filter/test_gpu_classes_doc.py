@@ -34,7 +34,7 @@ def test_option_table_covers_every_class():
 
 @pytest.mark.parametrize(
     "option",
-    ["attention_backend", "mem_fraction_static", "cuda_graph_max_bs", "max_running_requests", "context_length"],
+    ["attention_backend", "mem_fraction_static", "cuda_graph_max_bs_decode", "max_running_requests", "context_length"],
 )
 def test_option_table_matches_the_yaml(option):
     rows = _option_table()[1]

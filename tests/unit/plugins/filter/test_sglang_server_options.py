@@ -76,7 +76,7 @@ def test_every_class_sets_the_settings_the_issue_requires(class_id):
     options = CLASSES[class_id]["options"]
     for key in ("attention_backend", "mem_fraction_static", "max_running_requests", "context_length"):
         assert options[key]["value"] is not None, key
-    assert "cuda_graph_max_bs" in options or "disable_cuda_graph" in options
+    assert "cuda_graph_max_bs_decode" in options or "disable_cuda_graph" in options
     assert 0.5 < options["mem_fraction_static"]["value"] < 0.95
 
 
@@ -137,7 +137,7 @@ def test_every_class_profile_and_variant_combination_renders(class_id, variants,
     if "nograph" in variants:
         assert options["disable_cuda_graph"] is True
     if variants and variants[-1] == "nograph":
-        assert "cuda_graph_max_bs" not in options
+        assert "cuda_graph_max_bs_decode" not in options
     if "balanced" in variants:
         assert options["mem_fraction_static"] == 0.85
     if "small" in variants:
@@ -166,8 +166,8 @@ def test_merge_order_profile_class_class_profile_variant_extra():
 
 
 def test_variants_apply_in_list_order():
-    assert "cuda_graph_max_bs" not in merge("nextn", "ampere_48g", ["small", "nograph"])
-    assert merge("nextn", "ampere_48g", ["nograph", "small"])["cuda_graph_max_bs"] == 4
+    assert "cuda_graph_max_bs_decode" not in merge("nextn", "ampere_48g", ["small", "nograph"])
+    assert merge("nextn", "ampere_48g", ["nograph", "small"])["cuda_graph_max_bs_decode"] == 4
 
 
 def test_b200_ddtree_switches_from_trtllm_mha_to_flashinfer():

@@ -81,6 +81,10 @@ NEW_LAYOUT = {
             _private_flag: A[bool, Arg(no_cli=True)] = False
             mem_fraction_static: A[float | None, f"The fraction {1}."] = None
             parsed: A[Optional[int], Arg(help="x", type_parser=human_readable_int)] = None
+            checked_after_parse: A[
+                Optional[Literal["full", "disabled"]],
+                Arg(help="x", choices=Backend.ALL, type_parser=parse_backend),
+            ] = None
             paths: A[
                 Optional[List[str]],
                 Arg(help="x", action=ListAction, action_kwargs={"type": str, "nargs": "*"}),
@@ -220,8 +224,11 @@ def test_new_layout_fields_as_add_cli_args_from_dataclass_registers_them(new_tab
     assert options["enable_x"]["flags"] == ["--enable-x", "--no-enable-x"]
     assert options["enable_x"]["nargs"] == 0
     assert options["mem_fraction_static"]["type"] == "float"
-    # A custom type_parser is not run: the value is accepted as text.
+    # A custom type_parser is not run: the value is accepted as text, and choices (which argparse
+    # checks on the parsed value) are not checked either.
     assert options["parsed"]["type"] is None
+    assert options["checked_after_parse"]["type"] is None
+    assert options["checked_after_parse"]["choices"] is None
     assert options["paths"]["action"] == "custom" and options["paths"]["nargs"] == "*"
     # no_cli, Derived, unannotated and other namespaces' fields are not options.
     for absent in ("derived_thing", "plain", "_private_flag", "not_a_server_flag"):
