@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause
+from sglang_releases import pinned_sglang_version
 
 LAUNCH = str(Path(__file__).resolve().parents[2] / "sglang_sim" / "launch_server.py")
 
@@ -42,15 +43,9 @@ REPO = Path(__file__).resolve().parents[3]
 CLI_TABLE = REPO / ".cache" / "sglang_sim" / "sglang_cli.json"
 
 
-def pinned_version():
-    """The release the collection installs (roles/sglang_install/defaults/main.yml)."""
-    text = (REPO / "roles" / "sglang_install" / "defaults" / "main.yml").read_text()
-    return re.search(r'^sglang_install_version: "([^"]+)"', text, re.M).group(1)
-
-
 def test_the_table_is_the_pinned_release():
     table = json.loads(CLI_TABLE.read_text())
-    assert table["sglang_version"] == pinned_version()
+    assert table["sglang_version"] == pinned_sglang_version()
     assert table["prog"] == "sglang serve"  # sglang/srt/server_args.py:679
     dests = {o["dest"] for o in table["options"]}
     # arg_groups/fields/exec_.py:629-634: the split that made --cuda-graph-max-bs ambiguous
@@ -175,7 +170,7 @@ def test_server_info_reports_the_algorithm_and_version_as_sglang_does(sglang_sim
         assert info["speculative_num_steps"] == 3 and info["mem_fraction_static"] == 0.85
         assert info["model_path"] == "/models/Qwen3.6-27B"
         # entrypoints/http_server.py:883-890: the package version and the frontend
-        assert info["version"] == pinned_version() and info["frontend"] == "python"
+        assert info["version"] == pinned_sglang_version() and info["frontend"] == "python"
 
 
 def test_startup_logs_server_args_as_the_release_does(sglang_sim):
