@@ -854,11 +854,13 @@ def check_argv(table, argv):
     for word, values in _split_options(argv):
         flag = word.split("=", 1)[0] if word else None
         words = ([word] if word else []) + values
+        message = None
         try:
             parser.parse_args(words)
-            continue
         except _ParseError as err:
             message = err.message
+        if message is None:
+            continue
         kind = "value"
         closest = None
         if flag is None:

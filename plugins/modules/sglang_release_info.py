@@ -20,6 +20,12 @@ description:
     hidden-size mismatch).
   - With O(import_check=true) the release's own python also imports SGLang and answers the same questions at run
     time, for hosts with the full stack.
+  - With O(argv), checks a server command line against the release's own argument definitions, read from its
+    installed files without importing it (the C(ServerArgs) fields of C(sglang/srt/arg_groups/fields/*.py) or of
+    the older single C(server_args.py), and the explicit C(add_argument) calls of C(ServerArgs.add_cli_args)),
+    that is flag names and aliases, abbreviations (argparse's, as SGLang's parser allows them), static choices,
+    int and float values. Fails naming each refused flag, the release (version and path), argparse's message as
+    the server would print it, and the closest real flag.
   - Never changes the host.
 author:
   - ddtree.sglang developers (@ddtree)
@@ -56,6 +62,16 @@ options:
     description:
       - Interpreter for the import check. Defaults to C(bin/python) under O(path).
     type: path
+  argv:
+    description:
+      - The server's arguments after C(-m sglang.launch_server) (what the unit passes), to check against the
+        release's flags. Not checked when omitted.
+      - Unknown flags, ambiguous abbreviations (a removed flag that prefixes two others, such as
+        C(--cuda-graph-max-bs) in 0.5.23), values outside static choices, bad int or float values and missing
+        values fail the module. Choices the release computes at run time and values of its own C(type=) functions
+        are not checked.
+    type: list
+    elements: str
 notes:
   - The static reader understands the predicate forms SGLang uses (C(self == A), C(self in (A, B)), C(or) of those,
     calls of other C(self.is_*()) methods). When C(is_dflash()) is written in another way its coverage is reported
@@ -79,6 +95,11 @@ EXAMPLES = r"""
     required_algorithms: [DDTREE]
     import_check: true
   register: release
+
+- name: Check a unit's command line against the release's own flags
+  ddtree.sglang.sglang_release_info:
+    path: /opt/sglang/releases/pypi-0.5.23-1a2b3c4d5e6f
+    argv: [--model-path, /srv/models/Qwen3.6-27B, --tp-size, "2", --cuda-graph-max-bs-decode, "8"]
 
 - name: Show what it serves
   ansible.builtin.debug:
@@ -135,6 +156,29 @@ direct_url:
   returned: always
   type: dict
   sample: {url: https://github.com/sgl-project/sglang, vcs_info: {vcs: git, commit_id: 0123abcd}}
+flags:
+  description:
+    - What O(argv) was checked against; V(null) without O(argv).
+    - C(options) how many options the release's parser has, C(parser) where it is built (file and line),
+      C(prog) its name in error messages, C(checked) how many arguments of O(argv) were checked.
+  returned: always
+  type: dict
+  sample: {options: 531, parser: "sglang/srt/server_args.py:679", prog: sglang serve, checked: 14}
+flag_problems:
+  description:
+    - Each argument of O(argv) the release refuses; empty when it accepts them all.
+    - C(flag) the flag as given; C(kind) V(unknown), V(ambiguous) or V(value); C(message) argparse's message as
+      the server prints it; C(closest) the nearest real flag (for a value, the nearest allowed choice), or
+      V(null).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - flag: --cuda-graph-max-bs
+      kind: ambiguous
+      message: "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode,
+        --cuda-graph-max-bs-prefill"
+      closest: --cuda-graph-max-bs-decode
 import_check:
   description: What the release's python reported when it imported SGLang.
   returned: when O(import_check=true)
@@ -146,6 +190,11 @@ import_check:
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._sglang_flags import (  # noqa: E402
+    SGLangSourceError,
+    check_argv,
+    read_cli_options,
+)
 from ansible_collections.ddtree.sglang.plugins.module_utils._sglang_source import (  # noqa: E402
     DFLASH_CAPTURE_ALGORITHMS,
     IMPORT_CHECK_SCRIPT,
@@ -195,7 +244,44 @@ class SglangReleaseInfo:
                 f"SGLang {version} at {package_dir} cannot serve {', '.join(self.required)}: {'; '.join(problems)}"
             )
             self.module.fail_json(**result)
+        self.check_flags(package_dir, result)
         self.module.exit_json(**result)
+
+    def check_flags(self, package_dir, result):
+        """Check argv against the release's own argument definitions; fail naming what it refuses."""
+        result["flags"] = None
+        result["flag_problems"] = []
+        argv = self.params["argv"]
+        if argv is None:
+            return
+        try:
+            table = read_cli_options(package_dir)
+        except SGLangSourceError as exc:
+            self.module.fail_json(
+                msg=f"Cannot read the command line options of the SGLang release at {package_dir}: {exc}"
+            )
+        problems = check_argv(table, argv)
+        result["flags"] = {
+            "options": len(table["options"]),
+            "parser": table["parser_source"],
+            "prog": table["prog"],
+            "checked": len(argv),
+        }
+        result["flag_problems"] = problems
+        if problems:
+            release = f"SGLang {result['version'] or table['sglang_version'] or '(unknown version)'} at {package_dir}"
+            details = "; ".join(
+                f"{p['flag']}: {p['message']}"
+                + (f" (closest real flag: {p['closest']})" if p["closest"] and p["kind"] != "value" else "")
+                + (f" (closest choice: {p['closest']})" if p["closest"] and p["kind"] == "value" else "")
+                for p in problems
+            )
+            flags = ", ".join(p["flag"] for p in problems)
+            result["msg"] = (
+                f"{release} refuses {flags}: the server would exit at start (status 2) with {details}. "
+                f"Options are ServerArgs field names of this release; its parser is {table['parser_source']}."
+            )
+            self.module.fail_json(**result)
 
     def import_check(self):
         python = self.params["python"] or os.path.join(self.params["path"], "bin", "python")
@@ -235,6 +321,7 @@ def main():
             required_algorithms=dict(type="list", elements="str", default=[]),
             import_check=dict(type="bool", default=False),
             python=dict(type="path"),
+            argv=dict(type="list", elements="str"),
         ),
         supports_check_mode=True,
     )

@@ -2,25 +2,17 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """SGLang release wheels for the flag checks of the unit tests (scripts/test setup downloads them)."""
 
-import ast
 import re
-import zipfile
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sglang_sim"))
+from stand_in_release import release_files  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SGLANG_WHEEL_DIR = REPO_ROOT / ".cache" / "sglang-wheel"
-
-# What sgl-project/sglang#29907 adds to the command line: its ServerArgs field, as its branch
-# declares it (commit 6c52d319a429be6216fba93b8291b7aff79516bb, quoted in docs/install.md),
-# inserted after speculative_dflash_block_size as the pull request does.
-PR29907_FIELD = (
-    "speculative_ddtree_budget: A[\n"
-    "    Optional[int],\n"
-    '    "DDTREE only. Tree expansion budget. Defaults to speculative_num_draft_tokens - 1.",\n'
-    "] = None\n"
-)
 
 
 def pinned_sglang_version():
@@ -53,30 +45,10 @@ def sglang_wheel(version):
 
 def unpack_sglang(version, dest, ddtree=False):
     """The wheel's Python files and metadata under dest, laid out as an installed package; with ddtree=True
-    also #29907's field (the DDTree build). Returns the sglang package directory."""
-    with zipfile.ZipFile(sglang_wheel(version)) as archive:
-        names = [
-            n for n in archive.namelist() if n.startswith("sglang/") and n.endswith(".py") or n.endswith("/METADATA")
-        ]
-        archive.extractall(dest, members=names)
-    package = dest / "sglang"
-    if ddtree:
-        _insert_after_field(package, "speculative_dflash_block_size", PR29907_FIELD)
-    return package
-
-
-def _insert_after_field(package, anchor, text):
-    candidates = [package / "srt" / "arg_groups" / "fields" / "spec.py", package / "srt" / "server_args.py"]
-    for path in candidates:
-        if not path.exists():
-            continue
-        source = path.read_text()
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == anchor:
-                lines = source.splitlines(keepends=True)
-                indent = " " * node.col_offset
-                block = "".join(indent + line + "\n" if line else "\n" for line in text.splitlines())
-                lines.insert(node.end_lineno, block)
-                path.write_text("".join(lines))
-                return
-    raise AssertionError(f"no {anchor} field in {candidates}: cannot add #29907's field")
+    also #29907's field (the DDTree build, as tests/sglang_sim/stand_in_release.py makes it for test hosts).
+    Returns the sglang package directory."""
+    for name, data in release_files(str(sglang_wheel(version)), everything=True, ddtree=ddtree).items():
+        path = dest / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return dest / "sglang"

@@ -12,47 +12,22 @@ so its units are parsed by the release plus #29907's field.
 """
 
 import itertools
+import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import sglang_args
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_server_options import sglang_server_options
 from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_flags
 from sglang_releases import ddtree_base_version, pinned_sglang_version
 
-VARS = Path(__file__).resolve().parents[4] / "roles" / "sglang" / "vars"
-CLASSES = yaml.safe_load((VARS / "gpu_classes.yml").read_text())["__sglang_gpu_classes"]
-_PROFILES_FILE = yaml.safe_load((VARS / "profiles.yml").read_text())
-PROFILES = _PROFILES_FILE["__sglang_profiles"]
-VARIANTS = _PROFILES_FILE["__sglang_profile_variants"]
-OPTION_NAMES = yaml.safe_load((VARS / "option_names.yml").read_text())["__sglang_option_names"]
-# What the role adds (roles/sglang/tasks/preflight.yml __sglang_base_options), on a 2-GPU host.
-BASE = {"model_path": "/models/Qwen3.6-27B", "host": "0.0.0.0", "port": 30000, "tp_size": 2}
-DRAFT = "/models/Qwen3.6-27B-DFlash"
-UNITS = [
-    (class_id, profile, variant)
-    for class_id in sorted(CLASSES)
-    for profile in sorted(PROFILES)
-    for variant in [None, *sorted(VARIANTS)]
-]
+# The same rendering `scripts/check_release_flags.py` (the documented re-check) does.
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "scripts"))
+from check_release_flags import BASE, DRAFT, render, tables, units  # noqa: E402
+
+CLASSES, PROFILES, VARIANTS, OPTION_NAMES = tables()
+UNITS = units()
 RELEASES = [pinned_sglang_version(), ddtree_base_version()]
-
-
-def render(profile, class_id, variant, version, option_names=OPTION_NAMES):
-    options = sglang_server_options(
-        profile,
-        gpu_class=class_id,
-        gpu_classes=CLASSES,
-        profiles=PROFILES,
-        variant_table=VARIANTS,
-        variants=[variant] if variant else [],
-        draft_model_path=DRAFT,
-        base=BASE,
-        option_names=option_names,
-        release_version=version,
-    )
-    return sglang_args(options, "argv")
 
 
 def test_every_combination_is_covered():
@@ -64,7 +39,7 @@ def test_every_combination_is_covered():
 def test_unit_parses_on_the_release(sglang_tables, version, class_id, profile, variant):
     table = sglang_tables(version, ddtree=profile == "ddtree")
     assert table["sglang_version"] == version
-    argv = render(profile, class_id, variant, version)
+    argv = render(class_id, profile, variant, version)
     assert _sglang_flags.check_argv(table, argv) == []
     # And the whole command line at once, as the server parses it.
     parsed = _sglang_flags.build_parser(table).parse_args(argv)
@@ -81,7 +56,7 @@ def test_the_names_table_is_what_makes_the_units_valid(sglang_tables, version):
     """Without the release-aware names, the tables' old spelling is what 0.5.23 refuses."""
     table = sglang_tables(version)
     old_spelling = {"cuda_graph_max_bs_decode": [{"value": "cuda_graph_max_bs", "releases": ">=0", "why": "x " * 5}]}
-    problems = _sglang_flags.check_argv(table, render("nextn", "ampere_48g", None, version, old_spelling))
+    problems = _sglang_flags.check_argv(table, render("ampere_48g", "nextn", None, version, old_spelling))
     if version == "0.5.23":
         assert [(p["flag"], p["kind"]) for p in problems] == [("--cuda-graph-max-bs", "ambiguous")]
     else:
@@ -90,15 +65,15 @@ def test_the_names_table_is_what_makes_the_units_valid(sglang_tables, version):
 
 
 def test_a_release_before_the_split_gets_the_old_name():
-    argv = render("nextn", "ampere_48g", None, "0.5.13.post1")
+    argv = render("ampere_48g", "nextn", None, "0.5.13.post1")
     assert "--cuda-graph-max-bs" in argv and "--cuda-graph-max-bs-decode" not in argv
-    assert "--cuda-graph-max-bs-decode" in render("nextn", "ampere_48g", None, "0.5.14")
+    assert "--cuda-graph-max-bs-decode" in render("ampere_48g", "nextn", None, "0.5.14")
 
 
 def test_ddtree_units_need_the_ddtree_build(sglang_tables):
     """On the bare release the DDTree flag is unknown: the check names it and the release's closest flag."""
     version = pinned_sglang_version()
-    problems = _sglang_flags.check_argv(sglang_tables(version), render("ddtree", "ampere_48g", None, version))
+    problems = _sglang_flags.check_argv(sglang_tables(version), render("ampere_48g", "ddtree", None, version))
     assert [(p["flag"], p["kind"]) for p in problems] == [("--speculative-ddtree-budget", "unknown")]
 
 
