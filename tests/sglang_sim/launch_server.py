@@ -1040,24 +1040,26 @@ def main(argv=None):
         where = f"({args.host!r}, {args.port})"
         log(f"ERROR:    [Errno {e.errno}] error while attempting to bind on address {where}: {e.strerror.lower()}")
         return 1
-    # Warm-up (503 on /health) starts once the port is bound, as in SGLang.
-    sim.ready_at = time.monotonic() + behaviour["load_seconds"] * scale
-    log(f"INFO:     Started server process [{os.getpid()}]")
-    log("INFO:     Waiting for application startup.")
-    log("INFO:     Application startup complete.")
-    log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
-
-    def announce_ready():
-        if not sim.stopping.wait(max(0.0, sim.ready_at - time.monotonic())):
-            log("The server is fired up and ready to roll!")
-
-    threading.Thread(target=announce_ready, daemon=True).start()
 
     def on_term(signum, _frame):
         raise KeyboardInterrupt
 
+    # From the moment the port accepts connections a SIGTERM is a clean stop (exit 0), also when
+    # it arrives before serve_forever runs (a client that saw the port open may stop us at once).
     signal.signal(signal.SIGTERM, on_term)
     try:
+        # Warm-up (503 on /health) starts once the port is bound, as in SGLang.
+        sim.ready_at = time.monotonic() + behaviour["load_seconds"] * scale
+        log(f"INFO:     Started server process [{os.getpid()}]")
+        log("INFO:     Waiting for application startup.")
+        log("INFO:     Application startup complete.")
+        log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
+
+        def announce_ready():
+            if not sim.stopping.wait(max(0.0, sim.ready_at - time.monotonic())):
+                log("The server is fired up and ready to roll!")
+
+        threading.Thread(target=announce_ready, daemon=True).start()
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
