@@ -118,10 +118,12 @@ class ActionModule(ActionBase):
         result.update(res)
         # The module's own failure text would shadow this summary in the task's error line.
         result.pop("exception", None)
+        # The server's own words first (the journal line the cause was recognised by), then ours.
+        said = f" The server said: {cause['line'].strip()}" if cause.get("line") else ""
         result.update(
             failed=True,
             changed=False,
             elapsed=round(elapsed, 3),
-            msg=f"{unit} did not come up after {elapsed:.1f}s{when}. Cause: {cause['cause']} Fix: {cause['fix']}",
+            msg=f"{unit} did not come up after {elapsed:.1f}s{when}.{said} Cause: {cause['cause']} Fix: {cause['fix']}",
         )
         return result

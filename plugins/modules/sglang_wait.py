@@ -397,7 +397,13 @@ class SglangWaiter:
                     result["seconds_since_exit"] = round(max(0.0, time.monotonic() - exited), 3)
                 result["elapsed"] = round(time.monotonic() - start, 3)
                 self.module.fail_json(
-                    msg="{}: {}. Cause: {} Fix: {}".format(self.unit_name, reason, cause["cause"], cause["fix"]),
+                    msg="{}: {}.{} Cause: {} Fix: {}".format(
+                        self.unit_name,
+                        reason,
+                        " The server said: " + cause["line"].strip() if cause.get("line") else "",
+                        cause["cause"],
+                        cause["fix"],
+                    ),
                     **result,
                 )
             state, detail = self.http_state()

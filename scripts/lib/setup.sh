@@ -15,6 +15,7 @@
 #   ddtree_ensure_minimal_image      DDTREE_TEST_IMAGE_MINIMAL (the minimal host flavour)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
 #   ddtree_ensure_sglang_wheel       DDTREE_SGLANG_WHEEL (the pinned release's wheel)
+# and ddtree_ensure_sim_cli_table writes .cache/sglang_sim/sglang_cli.json.
 #
 # Knobs (environment):
 #   DDTREE_PYTHON       interpreter for the virtualenv (default: python3 on PATH)
@@ -204,10 +205,30 @@ EOF
 }
 
 # ddtree_setup: everything above, in order.
+# ddtree_ensure_sim_cli_table: the simulator's argument table,
+# .cache/sglang_sim/sglang_cli.json, read from the pinned SGLang wheel
+# (ddtree_ensure_sglang_wheel) by plugins/module_utils/_sglang_flags.py. Regenerated only
+# when the wheel or the reader changes. The simulator (tests/sglang_sim/) parses its command
+# line with it, and extensions/molecule/shared/prepare_gpu_host.yml copies it to the test hosts.
+ddtree_ensure_sim_cli_table() {
+    local out="$DDTREE_ROOT/.cache/sglang_sim/sglang_cli.json" stamp want have=""
+    stamp="$out.sha256"
+    [[ -n "${DDTREE_SGLANG_WHEEL:-}" ]] || ddtree_ensure_sglang_wheel
+    want="$(cat "$DDTREE_SGLANG_WHEEL" "$DDTREE_ROOT/plugins/module_utils/_sglang_flags.py" \
+        "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" | sha256sum | cut -d' ' -f1)"
+    [[ -f "$stamp" && -f "$out" ]] && have="$(cat "$stamp")"
+    if [[ "$want" != "$have" ]]; then
+        "$DDTREE_VENV/bin/python" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" "$DDTREE_SGLANG_WHEEL" "$out" >&2 \
+            || ddtree_die "could not read the argument table of $DDTREE_SGLANG_WHEEL"
+        echo "$want" >"$stamp"
+    fi
+}
+
 ddtree_setup() {
     ddtree_ensure_apt_packages "${DDTREE_APT_PACKAGES[@]}"
     ddtree_ensure_venv
     ddtree_ensure_sglang_wheel
+    ddtree_ensure_sim_cli_table
     ddtree_ensure_image
     ddtree_ensure_dev_collections
 }

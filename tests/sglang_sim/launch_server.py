@@ -27,10 +27,8 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SIM_VERSION = "0.5.6.post2"  # the SGLang version the simulator reports
 BEHAVIOUR_FILE = "/etc/ddtree-sim/behaviour.json"
 MODES = ("healthy", "oom_start", "crash_before_bind", "chat_400", "conn_reset", "hang", "degenerate")
-SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DDTREE")
 # The field report: 8 tokens in 141 s, the first after ~17.6 s, then one '!' every ~17.6 s.
 DEGENERATE_INTERVAL_S = 17.6
 
@@ -79,69 +77,213 @@ def _now():
     return time.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def log(msg, stream=None):
-    """One SGLang-style log line (SGLang's logging goes to stderr; uvicorn's access log to stdout)."""
+def log(msg, stream=None, prefix=""):
+    """One SGLang log line (SGLang's logging goes to stderr; uvicorn's access log to stdout).
+
+    The format is 0.5.23's "[%(asctime)s] %(message)s" (sglang/srt/server_args.py:703-708); a
+    scheduler's lines carry its rank, "[%(asctime)s TP0] ..." (utils/common.py:2630)."""
     stream = stream or sys.stderr
     with LOG_LOCK:
-        stream.write(f"[{_now()}] {msg}\n")
+        stream.write(f"[{_now()}{prefix}] {msg}\n")
         stream.flush()
 
 
 # --------------------------------------------------------------------------- arguments
+#
+# The command line is parsed by the pinned release's own argument table: the options of
+# sglang 0.5.23 read from its wheel at test set-up (scripts/test setup writes
+# .cache/sglang_sim/sglang_cli.json; prepare_gpu_host.yml copies it beside this file), turned
+# into an argparse parser by the collection's plugins/module_utils/_sglang_flags.py. So the
+# simulator refuses what the real server refuses, with argparse's real text
+# ("sglang serve: error: ...", exit 2), and accepts every flag the real one accepts.
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+# Where the table is looked for: SGLANG_SIM_CLI_TABLE, beside this file (test hosts), the
+# repository's set-up cache (unit tests and runs from a checkout).
+CLI_TABLE_PLACES = (
+    os.path.join(HERE, "sglang_cli.json"),
+    os.path.join(REPO, ".cache", "sglang_sim", "sglang_cli.json"),
+)
+FLAGS_MODULE_PLACES = (
+    os.path.join(HERE, "_sglang_flags.py"),
+    os.path.join(REPO, "plugins", "module_utils", "_sglang_flags.py"),
+)
+# The DDTree build: the release plus what sgl-project/sglang#29907 adds (see the file).
+DDTREE_OVERLAY_FILE = os.path.join(HERE, "ddtree_pr29907.json")
+BUILDS = ("ddtree", "release")
+
+# Built-in speculative algorithms of 0.5.23: the SpeculativeAlgorithm members
+# (sglang/srt/speculative/spec_info.py:39-47) and the reserved alias NEXTN
+# (speculative/spec_registry.py:183), which resolution turns into EAGLE
+# (arg_groups/speculative_hook.py:109-116).
+RELEASE_ALGORITHMS = ("DFLASH", "UNO", "DSPARK", "EAGLE", "EAGLE3", "FROZEN_KV_MTP", "STANDALONE", "NGRAM", "NONE")
+RESERVED_ALIASES = ("NEXTN",)
+
+# Defaults of the ServerArgs fields the simulator reads, as 0.5.23 declares them, for a table
+# that carries no defaults: arg_groups/fields/serving.py:65 host, :66 port;
+# parallel.py:45-51 tp_size; observability.py:31 log_level; exec_.py:670 disable_cuda_graph.
+FIELD_DEFAULTS = {"host": "127.0.0.1", "port": 30000, "tp_size": 1, "log_level": "info", "disable_cuda_graph": False}
+SIM_FIELDS = (
+    "model_path",
+    "tokenizer_path",
+    "served_model_name",
+    "api_key",
+    "speculative_algorithm",
+    "speculative_draft_model_path",
+    "speculative_num_draft_tokens",
+    "speculative_dflash_block_size",
+    "speculative_ddtree_budget",
+    "mem_fraction_static",
+    "context_length",
+)
+
+# Where the release's files would be: tracebacks name them as Python does (paths only; the
+# line numbers are the 0.5.23 wheel's).
+SITE = "/opt/sglang/venv/lib/python3.11/site-packages/sglang"
 
 
-def build_parser():
-    p = argparse.ArgumentParser(prog="sglang.launch_server", allow_abbrev=False)
-    p.add_argument("--model-path", "--model", dest="model_path", required=True)
-    p.add_argument("--tokenizer-path", dest="tokenizer_path")
-    p.add_argument("--served-model-name", dest="served_model_name")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=30000)
-    p.add_argument("--api-key", dest="api_key")
-    p.add_argument("--speculative-algorithm", dest="speculative_algorithm", type=str.upper, choices=SPEC_ALGORITHMS)
-    p.add_argument("--speculative-draft-model-path", "--speculative-draft-model", dest="speculative_draft_model_path")
-    p.add_argument("--speculative-num-steps", dest="speculative_num_steps", type=int)
-    p.add_argument("--speculative-eagle-topk", dest="speculative_eagle_topk", type=int)
-    p.add_argument("--speculative-num-draft-tokens", dest="speculative_num_draft_tokens", type=int)
-    p.add_argument("--speculative-dflash-block-size", dest="speculative_dflash_block_size", type=int)
-    p.add_argument("--speculative-ddtree-budget", dest="speculative_ddtree_budget", type=int)
-    p.add_argument("--mem-fraction-static", dest="mem_fraction_static", type=float)
-    p.add_argument("--disable-cuda-graph", dest="disable_cuda_graph", action="store_true")
-    # 0.5.23 knows only the split flags (arg_groups/fields/exec_.py:629-634); --cuda-graph-max-bs is ambiguous there.
-    p.add_argument("--cuda-graph-max-bs-decode", dest="cuda_graph_max_bs_decode", type=int)
-    p.add_argument("--attention-backend", dest="attention_backend")
-    p.add_argument("--max-running-requests", dest="max_running_requests", type=int)
-    p.add_argument("--context-length", dest="context_length", type=int)
-    p.add_argument("--tp-size", "--tp", "--tensor-parallel-size", dest="tp_size", type=int, default=1)
-    p.add_argument("--dp-size", "--dp", dest="dp_size", type=int, default=1)
-    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
-    p.add_argument("--dtype", default="auto")
-    p.add_argument("--kv-cache-dtype", dest="kv_cache_dtype", default="auto")
-    p.add_argument("--chunked-prefill-size", dest="chunked_prefill_size", type=int)
-    p.add_argument("--log-level", dest="log_level", default="info")
-    return p
+class SimSetupError(Exception):
+    """The simulator itself is not set up (no table): not an SGLang error, exit 70."""
 
 
-def validate(args):
-    """SGLang's own cheap checks (ServerArgs.__post_init__); returns an error message or None."""
-    if args.mem_fraction_static is not None and not 0.0 < args.mem_fraction_static < 1.0:
-        return f"mem_fraction_static must be in (0, 1), got {args.mem_fraction_static}"
+def _load_flags_module():
+    import importlib.util
+
+    for path in FLAGS_MODULE_PLACES:
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location("_sglang_flags", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise SimSetupError("no _sglang_flags.py in {}".format(" or ".join(FLAGS_MODULE_PLACES)))
+
+
+def load_cli_table(build):
+    """The option table of the release (plus #29907's additions for the DDTree build)."""
+    places = (os.environ["SGLANG_SIM_CLI_TABLE"],) if os.environ.get("SGLANG_SIM_CLI_TABLE") else CLI_TABLE_PLACES
+    path = next((p for p in places if os.path.exists(p)), None)
+    if path is None:
+        raise SimSetupError(
+            "no SGLang option table in {} (scripts/test setup generates it from the pinned wheel; "
+            "prepare_gpu_host.yml copies it to /opt/sglang-sim/)".format(" or ".join(places))
+        )
+    with open(path, encoding="utf-8") as f:
+        table = json.load(f)
+    table["algorithms"] = list(RELEASE_ALGORITHMS) + list(RESERVED_ALIASES)
+    table["build"] = build
+    if build == "ddtree":
+        with open(DDTREE_OVERLAY_FILE, encoding="utf-8") as f:
+            overlay = json.load(f)
+        have = {o["dest"] for o in table["options"]}
+        table["options"] = list(table["options"]) + [o for o in overlay["options"] if o["dest"] not in have]
+        table["algorithms"] += overlay["algorithms"]
+    return table
+
+
+def parse_args(argv, table):
+    """Parse like 0.5.23's prepare_server_args (sglang/srt/server_args.py:679-701)."""
+    flags = _load_flags_module()
+    parser = flags.build_parser(table)
+    parsed = parser.parse_args(argv)  # argparse's own error text and exit 2
+    if getattr(parsed, "model_path", None) is None:
+        # ServerArgs.model_path has no default, so 0.5.23 makes it required (arg_groups/arg_utils.py:413-416).
+        parser.error("the following arguments are required: --model-path/--model")
+    values = dict(FIELD_DEFAULTS)
+    values.update({f: None for f in SIM_FIELDS})
+    values.update({k: v for k, v in vars(parsed).items() if v is not None})
+    return argparse.Namespace(**values), parsed
+
+
+def _frames(frames):
+    """Traceback frames as Python 3.11 prints them for `python -m sglang.launch_server`."""
+    out = [
+        "Traceback (most recent call last):",
+        '  File "<frozen runpy>", line 198, in _run_module_as_main',
+        '  File "<frozen runpy>", line 88, in _run_code',
+    ]
+    for f, line, fn, code in frames:
+        out.append(f'  File "{SITE}/{f}", line {line}, in {fn}')
+        out.append("    " + code)
+    return out
+
+
+# The path from launch_server's __main__ into the resolution hooks (0.5.23 line numbers).
+RESOLVE_FRAMES = [
+    ("launch_server.py", 84, "<module>", "run_server(server_args)"),
+    ("launch_server.py", 29, "run_server", "server_args.resolve_once()"),
+    ("srt/server_args.py", 277, "resolve_once", "run_resolution_pipeline(self)"),
+    (
+        "srt/arg_groups/pipeline.py",
+        306,
+        "run_resolution_pipeline",
+        "run_hook(handle_speculative_decoding, server_args)",
+    ),
+    ("srt/arg_groups/resolution_hooks.py", 139, "run_hook", "step(server_args)"),
+]
+
+
+def resolve(args, table):
+    """ServerArgs.resolve_once's speculative checks of 0.5.23: the traceback lines of the first
+    one that fails, or None. The args are resolved in place (algorithm upper-cased, NEXTN -> EAGLE)."""
     algo = args.speculative_algorithm
-    if algo in ("DFLASH", "DDTREE", "STANDALONE", "EAGLE3") and not args.speculative_draft_model_path:
-        return f"{algo} requires --speculative-draft-model-path to be set."
-    if algo in ("DFLASH", "DDTREE"):
-        a, b = args.speculative_num_draft_tokens, args.speculative_dflash_block_size
-        if a is not None and b is not None and a != b:
-            return f"--speculative-num-draft-tokens ({a}) must match --speculative-dflash-block-size ({b}) for {algo}."
-    if args.speculative_ddtree_budget is not None and algo != "DDTREE":
-        return "--speculative-ddtree-budget is only valid with --speculative-algorithm DDTREE."
+    if algo is None:
+        return None
+    algo = algo.upper()  # arg_groups/speculative_hook.py:138-143
+    args.speculative_algorithm = "EAGLE" if algo in ("NEXTN", "EAGLE") else algo  # :109-116
+    if algo not in table["algorithms"]:
+        return _frames(
+            RESOLVE_FRAMES
+            + [
+                (
+                    "srt/arg_groups/speculative_hook.py",
+                    242,
+                    "handle_speculative_decoding",
+                    "algo = SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)",
+                ),
+                (
+                    "srt/speculative/spec_info.py",
+                    65,
+                    "from_string",
+                    'raise ValueError(f"Unknown speculative algorithm name: {name}")',
+                ),
+            ]
+        ) + [f"ValueError: Unknown speculative algorithm name: {algo}"]
+    if algo != "DFLASH":
+        # DDTREE's own checks (#29907) are not simulated: their text is not in the release.
+        return None
+    dflash = RESOLVE_FRAMES + [
+        (
+            "srt/arg_groups/speculative_hook.py",
+            284,
+            "handle_speculative_decoding",
+            "algo.handle_server_args(server_args)",
+        ),
+        ("srt/speculative/spec_info.py", 256, "handle_server_args", "_handle_dflash(server_args)"),
+    ]
+    if args.speculative_draft_model_path is None:  # speculative_hook.py:319-322
+        return _frames(
+            dflash + [("srt/arg_groups/speculative_hook.py", 320, "_handle_dflash", "raise ValueError(")]
+        ) + ["ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path."]
+    block, tokens = args.speculative_dflash_block_size, args.speculative_num_draft_tokens
+    if block is not None and int(block) <= 0:  # speculative_hook.py:368-373
+        return _frames(
+            dflash + [("srt/arg_groups/speculative_hook.py", 370, "_handle_dflash", "raise ValueError(")]
+        ) + [f"ValueError: DFLASH requires --speculative-dflash-block-size to be positive, got {block}."]
+    if block is not None and tokens is not None and int(tokens) != int(block):  # speculative_hook.py:374-382
+        return _frames(
+            dflash + [("srt/arg_groups/speculative_hook.py", 377, "_handle_dflash", "raise ValueError(")]
+        ) + [
+            "ValueError: Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they "
+            "differ. For DFLASH they must match. "
+            f"speculative_num_draft_tokens={tokens}, speculative_dflash_block_size={block}."
+        ]
     return None
 
 
 def reported_algorithm(args):
-    """SGLang rewrites NEXTN to EAGLE in ServerArgs; the server reports EAGLE."""
-    algo = args.speculative_algorithm
-    return "EAGLE" if algo == "NEXTN" else algo
+    """The algorithm after resolution (NEXTN is EAGLE): what the server reports."""
+    return args.speculative_algorithm
 
 
 # --------------------------------------------------------------------------- behaviour
@@ -169,18 +311,32 @@ def _matches(cond, args):
     return True
 
 
-def load_behaviour(args):
-    """The effective behaviour dict: file entry for the algorithm, then defaults, then SGLANG_SIM_* env."""
+def read_behaviour_file():
     path = os.environ.get("DDTREE_SIM_BEHAVIOUR_FILE", BEHAVIOUR_FILE)
-    table = {}
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            table = json.load(f)
-    algo = args.speculative_algorithm or "NONE"
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def simulated_build(table):
+    """Which SGLang the simulator is: the DDTree build (release + #29907, the default) or the bare release."""
+    build = os.environ.get("SGLANG_SIM_BUILD") or table.get("build") or "ddtree"
+    if build not in BUILDS:
+        raise SimSetupError("unknown build {!r} (one of {})".format(build, ", ".join(BUILDS)))
+    return build
+
+
+def load_behaviour(args, given, table):
+    """The effective behaviour dict: file entry for the algorithm, then defaults, then SGLANG_SIM_* env.
+
+    ``given`` is the algorithm as the command line names it (NEXTN), ``args`` the resolved
+    arguments (EAGLE)."""
+    algo = given or "NONE"
     entry = {}
     # The name given on the command line first (NEXTN), then what SGLang calls it (EAGLE), then a default.
     for key in (algo, reported_algorithm(args) or "NONE", "default", "*"):
-        if key in table:
+        if key in table and key != "build":
             entry = table[key]
             break
     if isinstance(entry, list):  # first entry whose "when" matches the flags
@@ -285,8 +441,9 @@ class Generation:
 
 
 class Sim:
-    def __init__(self, args, behaviour):
+    def __init__(self, args, behaviour, version=None):
         self.args = args
+        self.version = version
         self.behaviour = behaviour
         self.model_id = args.served_model_name or args.model_path
         self.spec_enabled = bool(args.speculative_algorithm)
@@ -295,6 +452,8 @@ class Sim:
         self.stopping = threading.Event()
         self.last_accept_length = None
         self.last_throughput = None
+        # A scheduler's log prefix (managers/scheduler.py:6289-6290): its TP rank when tp_size > 1.
+        self.rank_prefix = " TP0" if (args.tp_size or 1) > 1 else ""
 
     def sleep(self, seconds):
         if self.stopping.wait(max(0.0, seconds)):
@@ -311,7 +470,9 @@ class Sim:
         info["api_key"] = None if not self.args.api_key else "***"
         info.update(
             {
-                "version": SIM_VERSION,
+                # http_server.py:883-890 (0.5.23): the resolved args, then version and frontend.
+                "version": self.version,
+                "frontend": "python",
                 "status": "ready" if self.ready else "starting",
                 "max_total_num_tokens": 65536,
                 "internal_states": [
@@ -337,16 +498,28 @@ def _openai_error(message, status=400, err_type="BadRequest"):
     return {"object": "error", "message": message, "type": err_type, "param": None, "code": status}
 
 
-# The field report's HTTP 400: DDTree's draft got 5120-wide hidden states where DFlash capture gives 25600.
+# The field report's HTTP 400: the DDTree draft got the target's 5120-wide hidden state where
+# its DFlash fc expects 5 captured layers (25600). The exception is 0.5.23's own check
+# (sglang/srt/models/dflash.py:834-840), on the path a DFlash-family worker takes to it.
 CHAT_400_MESSAGE = (
-    "Traceback (most recent call last):\n"
-    '  File "/opt/sglang/python/sglang/srt/managers/scheduler.py", line 2612, in run_batch\n'
-    "    batch_result = self.model_worker.forward_batch_generation(model_worker_batch)\n"
-    '  File "/opt/sglang/python/sglang/srt/speculative/ddtree_worker.py", line 418, in forward_batch_generation\n'
-    "    draft_hidden = self.draft_model_runner.model.fc(target_hidden)\n"
-    '  File "/opt/sglang/python/sglang/srt/models/dflash.py", line 201, in forward\n'
-    "    return F.linear(input, self.weight, self.bias)\n"
-    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (7x5120 and 25600x5120)\n"
+    "\n".join(
+        [
+            "Traceback (most recent call last):",
+            f'  File "{SITE}/srt/managers/scheduler.py", line 4870, in run_batch',
+            "    batch_result = self.model_worker.forward_batch_generation(",
+            f'  File "{SITE}/srt/speculative/dflash_worker_v2.py", line 2408, in forward_batch_generation',
+            "    self._append_target_hidden_to_draft_kv_by_loc(",
+            f'  File "{SITE}/srt/speculative/dflash_worker_v2.py", line 1929, '
+            "in _append_target_hidden_to_draft_kv_by_loc",
+            "    ctx_hidden = self.draft_model.project_target_hidden(target_hidden)",
+            f'  File "{SITE}/srt/models/dflash.py", line 834, in project_target_hidden',
+            "    raise ValueError(",
+            "ValueError: DFLASH target_hidden feature dim mismatch. Expected shape [N, 25600] "
+            "(num_context_features=5, hidden_size=5120), but got shape=(7, 5120). This usually means the target "
+            "model is capturing a different number of layer features than the draft checkpoint/config expects.",
+        ]
+    )
+    + "\n"
 )
 
 
@@ -511,11 +684,10 @@ class Handler(BaseHTTPRequestHandler):
             self._hang()
             return True
         if mode == "chat_400":
-            log("ERROR:    Error in request: " + CHAT_400_MESSAGE.splitlines()[-1])
             sys.stderr.write(CHAT_400_MESSAGE)
             sys.stderr.flush()
-            # SGLang returns the exception text, cut, as the message.
-            self._send(400, _openai_error(CHAT_400_MESSAGE[-600:].lstrip()))
+            # The field report's 400 carried the exception's traceback as the message.
+            self._send(400, _openai_error(CHAT_400_MESSAGE))
             return True
         return False
 
@@ -542,10 +714,18 @@ class Handler(BaseHTTPRequestHandler):
         self.sim.last_throughput = rate
         if self.sim.spec_enabled:
             self.sim.last_accept_length = gen.spec_meta().get("spec_accept_length")
-        accept = f"accept len: {self.sim.last_accept_length:.2f}, " if self.sim.spec_enabled else ""
+        spec = gen.spec_meta()
+        accept = (
+            f"accept len: {self.sim.last_accept_length:.2f}, accept rate: {spec.get('spec_accept_rate', 0):.2f}, "
+            if self.sim.spec_enabled
+            else ""
+        )
+        # managers/scheduler_components/metrics_reporter.py:963-1043 (0.5.23), one request running.
         log(
-            f"Decode batch. #running-req: 1, #token: {gen.prompt_tokens + gen.completion_tokens}, token usage: 0.00, "
-            f"{accept}gen throughput (token/s): {rate or 0.0:.2f}, #queue-req: 0"
+            f"Decode batch, #running-req: 1, #token: {gen.prompt_tokens + gen.completion_tokens}, token usage: 0.00, "
+            f"{accept}cuda graph: {not self.sim.args.disable_cuda_graph}, "
+            f"gen throughput (token/s): {rate or 0.0:.2f}, #queue-req: 0",
+            prefix=self.sim.rank_prefix,
         )
 
     def _openai(self, chat):
@@ -702,21 +882,11 @@ class Handler(BaseHTTPRequestHandler):
 # --------------------------------------------------------------------------- startup
 
 
-def _traceback_lines(frames, last):
-    out = ["Traceback (most recent call last):"]
-    for f, line, fn, code in frames:
-        out.append(f'  File "/opt/sglang/python/sglang/srt/{f}", line {line}, in {fn}')
-        out.append("    " + code)
-    out.append(last)
-    return out
-
-
 def fail_start(lines, sim):
     """A scheduler process died before the HTTP server bound: log as SGLang does, then die like it."""
-    log("Scheduler hit an exception: " + lines[0])
-    for line in lines[1:]:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    # managers/scheduler.py:6372 logs the traceback; the parent's SIGQUIT handler logs
+    # entrypoints/engine.py:1977-1979 and kills the process tree (utils kill_process_tree).
+    log("Scheduler hit an exception: " + "\n".join(lines), prefix=sim.rank_prefix)
     log("Received sigquit from a child process. It usually means the child failed.")
     sys.stdout.flush()
     sys.stderr.flush()
@@ -724,80 +894,141 @@ def fail_start(lines, sim):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+# Failures while the scheduler starts, as 0.5.23 raises them. The tracebacks are cut to the
+# frames that name the failure: each frame's file:line is the wheel's, intermediate frames
+# (Scheduler.__init__ down to the model runner) are left out.
+SCHEDULER_FRAME = (
+    "srt/managers/scheduler.py",
+    6362,
+    "run_scheduler_process",
+    "scheduler = Scheduler(server_args, port_args)",
+)
+# torch's allocator message (c10/cuda/CUDACachingAllocator.cpp, TORCH_CHECK_WITH(OutOfMemoryError, ...)).
+TORCH_OOM = (
+    "CUDA out of memory. Tried to allocate {need}. GPU 0 has a total capacity of 47.41 GiB of which {free} is "
+    "free. Including non-PyTorch memory, this process has {used} memory in use. Of the allocated memory 44.90 GiB "
+    "is allocated by PyTorch, and 512.00 MiB is reserved by PyTorch but unallocated."
+)
+# model_executor/runner_backend_utils/__init__.py:14-21, appended by
+# model_executor/runner/decode_cuda_graph_runner.py:602-604 ("Capture cuda graph failed: {e}\n{MSG}").
+CUDA_GRAPH_CAPTURE_FAILED_MSG = (
+    "Possible solutions:\n"
+    "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+    "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
+    "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. "
+    "(Not recommended. Huge performance loss)\n"
+    "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"
+)
+
+
+def oom_start_lines():
+    # model_executor/pool_configurator.py:96-99: the KV pool got no tokens. calculate_pool_sizes
+    # (:647) builds the config without mem_fraction_static, so no "Current value" is appended.
+    return _frames_only(
+        [
+            SCHEDULER_FRAME,
+            (
+                "srt/model_executor/pool_configurator.py",
+                647,
+                "calculate_pool_sizes",
+                "return MemoryPoolConfig(max_total_num_tokens=max_total_num_tokens)",
+            ),
+            ("srt/model_executor/pool_configurator.py", 99, "__post_init__", "raise RuntimeError(msg)"),
+        ]
+    ) + ["RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]
+
+
+def crash_before_bind_lines(args):
+    if args.disable_cuda_graph:
+        # No graphs to capture: the memory runs out later, as a plain torch OOM.
+        return _frames_only([SCHEDULER_FRAME]) + [
+            "torch.OutOfMemoryError: " + TORCH_OOM.format(need="2.50 GiB", free="1.19 GiB", used="46.21 GiB")
+        ]
+    return (
+        _frames_only(
+            [
+                SCHEDULER_FRAME,
+                ("srt/model_executor/runner/decode_cuda_graph_runner.py", 602, "__init__", "raise Exception("),
+            ]
+        )
+        + (
+            "Exception: Capture cuda graph failed: "
+            + TORCH_OOM.format(need="1.25 GiB", free="1.02 GiB", used="46.38 GiB")
+            + "\n"
+            + CUDA_GRAPH_CAPTURE_FAILED_MSG
+        ).splitlines()
+    )
+
+
+def _frames_only(frames):
+    """Frames of a scheduler process's traceback (it is not started with -m: no runpy frames)."""
+    out = ["Traceback (most recent call last):"]
+    for f, line, fn, code in frames:
+        out.append(f'  File "{SITE}/{f}", line {line}, in {fn}')
+        out.append("    " + code)
+    return out
+
+
+def server_args_line(args, parsed):
+    """entrypoints/engine.py:1185: logger.info(f"server_args={...}") of ServerArgs.resolved_dict()
+    (engine.py:173-174), which redacts only watermark secrets: api_key is printed as given."""
+    values = {}
+    for name in vars(parsed):
+        values[name] = getattr(args, name, None)
+    return f"server_args={values}"
+
+
 def main(argv=None):
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    err = validate(args)
-    if err:
-        sys.stderr.write("Traceback (most recent call last):\n")
-        sys.stderr.write('  File "/opt/sglang/python/sglang/launch_server.py", line 24, in <module>\n')
-        sys.stderr.write("    server_args = prepare_server_args(sys.argv[1:])\n")
-        sys.stderr.write('  File "/opt/sglang/python/sglang/srt/server_args.py", line 712, in __post_init__\n')
-        sys.stderr.write("    self._handle_speculative_decoding()\n")
-        sys.stderr.write(f"ValueError: {err}\n")
+    try:
+        behaviour_file = read_behaviour_file()
+        table = load_cli_table(simulated_build(behaviour_file))
+    except SimSetupError as e:
+        sys.stderr.write(f"sglang-sim: {e}\n")
+        return 70
+    # 0.5.23's launch_server warns that python -m sglang.launch_server is the old entry point
+    # (sglang/launch_server.py:71-78); python prints a warnings.warn as file:line: category: text.
+    sys.stderr.write(
+        f"{SITE}/launch_server.py:71: UserWarning: 'python -m sglang.launch_server' is still supported, but "
+        "'sglang serve' is the recommended entrypoint.\n  Example: sglang serve --model-path <model> [options]\n"
+        "  warnings.warn(\n"
+    )
+    args, parsed = parse_args(argv, table)
+    given = args.speculative_algorithm.upper() if args.speculative_algorithm else None
+    refused = resolve(args, table)
+    if refused:
+        for line in refused:
+            sys.stderr.write(line + "\n")
         return 1
-    behaviour = load_behaviour(args)
-    sim = Sim(args, behaviour)
+    behaviour = load_behaviour(args, given, behaviour_file)
+    sim = Sim(args, behaviour, version=table.get("sglang_version"))
     Handler.sim = sim
     scale = behaviour["time_scale"]
-    if unknown:
-        log("sglang-sim: ignoring flags it does not simulate: {}".format(" ".join(unknown)))
-    fields = ", ".join("{}={!r}".format(*kv) for kv in sorted(vars(args).items()) if kv[0] != "api_key")
-    log(f"server_args=ServerArgs({fields}, speculative_algorithm(reported)={reported_algorithm(args)!r})")
+    log(server_args_line(args, parsed))
     b = behaviour
     log(
-        f"sglang-sim: mode={b['mode']} tok_s={b['tok_s']:.4g} accept_length={b['accept_length']:.3g} "
-        f"ttft_s={b['ttft_s']:.4g} load_seconds={b['load_seconds']:.4g} bind_delay_s={b['bind_delay_s']:.4g}"
+        f"sglang-sim: build={table['build']} version={sim.version} mode={b['mode']} tok_s={b['tok_s']:.4g} "
+        f"accept_length={b['accept_length']:.3g} ttft_s={b['ttft_s']:.4g} load_seconds={b['load_seconds']:.4g} "
+        f"bind_delay_s={b['bind_delay_s']:.4g}"
     )
-    log("Load weight begin. avail mem=46.82 GB")
+    # model_executor/model_runner.py:1274
+    log("Load weight begin. avail mem=46.82 GB", prefix=sim.rank_prefix)
     time.sleep(behaviour["bind_delay_s"] * scale)
 
     mode = behaviour["mode"]
     if mode == "oom_start":
-        fail_start(
-            _traceback_lines(
-                [
-                    ("managers/scheduler.py", 3091, "run_scheduler_process", "scheduler = Scheduler("),
-                    ("managers/scheduler.py", 412, "__init__", "self.tp_worker = TpModelWorker("),
-                    ("model_executor/model_runner.py", 1788, "init_memory_pool", "raise RuntimeError("),
-                ],
-                "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
-            ),
-            sim,
-        )
+        fail_start(oom_start_lines(), sim)
     if mode == "crash_before_bind":
-        if args.disable_cuda_graph:
-            last = (
-                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 0 has a total "
-                "capacity of 47.41 GiB of which 1.19 GiB is free. Including non-PyTorch memory, this process "
-                "has 46.21 GiB memory in use."
-            )
-            frames = [
-                ("managers/scheduler.py", 3091, "run_scheduler_process", "scheduler = Scheduler("),
-                ("speculative/dflash_worker.py", 143, "__init__", "self.draft_model_runner = ModelRunner("),
-            ]
-        else:
-            last = (
-                "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.25 GiB.\n"
-                "Possible solutions:\n"
-                "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-                "2. set --cuda-graph-max-bs to a smaller value (e.g., 16)\n"
-                "3. disable torch compile by not using --enable-torch-compile\n"
-                "4. disable CUDA graph by --disable-cuda-graph. (Not recommended. Huge performance loss)"
-            )
-            frames = [
-                ("managers/scheduler.py", 3091, "run_scheduler_process", "scheduler = Scheduler("),
-                (
-                    "model_executor/model_runner.py",
-                    2204,
-                    "init_device_graphs",
-                    "self.graph_runner = CudaGraphRunner(self)",
-                ),
-            ]
-        fail_start(_traceback_lines(frames, last), sim)
+        fail_start(crash_before_bind_lines(args), sim)
 
-    log("Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=21.02 GB, mem usage=25.80 GB.")
-    log("KV Cache is allocated. #tokens: 65536, K size: 4.00 GB, V size: 4.00 GB")
+    # model_executor/model_runner.py:1372-1379 and mem_cache/memory_pool.py:2087-2091
+    log(
+        "Load weight end. elapsed=12.41 s, type=Qwen3ForCausalLM, avail mem=21.02 GB, mem usage=25.80 GB.",
+        prefix=sim.rank_prefix,
+    )
+    log(
+        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 65536, K size: 4.00 GB, V size: 4.00 GB",
+        prefix=sim.rank_prefix,
+    )
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
     ThreadingHTTPServer.daemon_threads = True
@@ -805,27 +1036,30 @@ def main(argv=None):
     try:
         server = ThreadingHTTPServer((args.host, args.port), Handler)
     except OSError as e:
+        # CPython Lib/asyncio/base_events.py:1525-1527 (uvicorn's create_server), logged by uvicorn.
         where = f"({args.host!r}, {args.port})"
-        log(f"ERROR:    [Errno {e.errno}] error while attempting to bind on address {where}: {e.strerror}")
+        log(f"ERROR:    [Errno {e.errno}] error while attempting to bind on address {where}: {e.strerror.lower()}")
         return 1
-    # Warm-up (503 on /health) starts once the port is bound, as in SGLang.
-    sim.ready_at = time.monotonic() + behaviour["load_seconds"] * scale
-    log(f"INFO:     Started server process [{os.getpid()}]")
-    log("INFO:     Waiting for application startup.")
-    log("INFO:     Application startup complete.")
-    log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
-
-    def announce_ready():
-        if not sim.stopping.wait(max(0.0, sim.ready_at - time.monotonic())):
-            log("The server is fired up and ready to roll!")
-
-    threading.Thread(target=announce_ready, daemon=True).start()
 
     def on_term(signum, _frame):
         raise KeyboardInterrupt
 
+    # From the moment the port accepts connections a SIGTERM is a clean stop (exit 0), also when
+    # it arrives before serve_forever runs (a client that saw the port open may stop us at once).
     signal.signal(signal.SIGTERM, on_term)
     try:
+        # Warm-up (503 on /health) starts once the port is bound, as in SGLang.
+        sim.ready_at = time.monotonic() + behaviour["load_seconds"] * scale
+        log(f"INFO:     Started server process [{os.getpid()}]")
+        log("INFO:     Waiting for application startup.")
+        log("INFO:     Application startup complete.")
+        log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)")
+
+        def announce_ready():
+            if not sim.stopping.wait(max(0.0, sim.ready_at - time.monotonic())):
+                log("The server is fired up and ready to roll!")
+
+        threading.Thread(target=announce_ready, daemon=True).start()
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass

@@ -3,8 +3,10 @@
 """The SGLang simulator keeps its contract (docs/architecture.md, tests/sglang_sim/README.md):
 SGLang's flags and checks, SGLang's JSON shapes, and each failure of the field report."""
 
+import ast
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -13,6 +15,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause
+from sglang_releases import pinned_sglang_version
 
 LAUNCH = str(Path(__file__).resolve().parents[2] / "sglang_sim" / "launch_server.py")
 
@@ -32,17 +36,90 @@ def lines(resp):
 
 
 # --- flags and SGLang's own checks ------------------------------------------------------------
+# The simulator parses with the pinned release's option table (read from its wheel at set-up),
+# so these are the release's answers; the texts are quoted from the 0.5.23 wheel and CPython.
+
+REPO = Path(__file__).resolve().parents[3]
+CLI_TABLE = REPO / ".cache" / "sglang_sim" / "sglang_cli.json"
+
+
+def test_the_table_is_the_pinned_release():
+    table = json.loads(CLI_TABLE.read_text())
+    assert table["sglang_version"] == pinned_sglang_version()
+    assert table["prog"] == "sglang serve"  # sglang/srt/server_args.py:679
+    dests = {o["dest"] for o in table["options"]}
+    # arg_groups/fields/exec_.py:629-634: the split that made --cuda-graph-max-bs ambiguous
+    assert {"cuda_graph_max_bs_decode", "cuda_graph_max_bs_prefill"} <= dests and "cuda_graph_max_bs" not in dests
+    assert "speculative_ddtree_budget" not in dests  # #29907 is in no release
 
 
 @pytest.mark.parametrize(
-    ("args", "rc", "words"),
+    ("args", "words"),
     [
-        (["--speculative-algorithm", "DDTREE"], 1, "ValueError: DDTREE requires --speculative-draft-model-path"),
-        (["--speculative-algorithm", "DFLASH"], 1, "ValueError: DFLASH requires --speculative-draft-model-path"),
+        # CPython 3.11 Lib/argparse.py:2268 (ambiguous option) and :2633 (prog: error:, exit 2)
+        (
+            ["--cuda-graph-max-bs", "4"],
+            "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode, "
+            "--cuda-graph-max-bs-prefill",
+        ),
+        # Lib/argparse.py:2389 (unrecognized arguments)
+        (["--no-such-flag"], "sglang serve: error: unrecognized arguments: --no-such-flag"),
+        # Lib/argparse.py:2546 (invalid int value) for an int field (arg_groups/fields/serving.py:66 port)
+        (["--port", "x"], "sglang serve: error: argument --port: invalid int value: 'x'"),
+    ],
+)
+def test_the_release_parser_refuses_with_argparse_text(args, words):
+    proc = launch(["--model-path", "/m", *args])
+    assert proc.returncode == 2
+    assert proc.stderr.rstrip().endswith(words)
+    assert proc.stderr.splitlines()[-1].startswith("sglang serve: error: ")
+
+
+def test_model_path_is_required():
+    # ServerArgs.model_path has no default (arg_groups/fields/model.py:51-57), so it is required
+    # (arg_groups/arg_utils.py:413-416); Lib/argparse.py:2147.
+    proc = launch(["--port", "1"])
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.splitlines()[-1]
+        == "sglang serve: error: the following arguments are required: --model-path/--model"
+    )
+
+
+def test_release_build_does_not_know_ddtree():
+    # The bare release: DDTREE passes argparse (speculative_algorithm is a free string,
+    # arg_groups/fields/spec.py:31-34) and fails in resolve_once (speculative/spec_info.py:65).
+    proc = launch(["--model-path", "/m", "--speculative-algorithm", "DDTREE"], env={"SGLANG_SIM_BUILD": "release"})
+    assert proc.returncode == 1
+    tail = proc.stderr.splitlines()
+    assert tail[-1] == "ValueError: Unknown speculative algorithm name: DDTREE"
+    assert 'sglang/srt/server_args.py", line 277, in resolve_once' in proc.stderr
+    refused = launch(["--model-path", "/m", "--speculative-ddtree-budget", "15"], env={"SGLANG_SIM_BUILD": "release"})
+    assert refused.returncode == 2
+    assert (
+        refused.stderr.splitlines()[-1] == "sglang serve: error: unrecognized arguments: --speculative-ddtree-budget 15"
+    )
+
+
+def test_ddtree_build_takes_the_pull_requests_flag(sglang_sim):
+    sim = sglang_sim(algorithm="DDTREE", args=["--speculative-ddtree-budget", "15"])
+    info = requests.get(sim.base_url + "/server_info", timeout=2).json()
+    assert info["speculative_algorithm"] == "DDTREE" and info["speculative_ddtree_budget"] == 15
+
+
+@pytest.mark.parametrize(
+    ("args", "last"),
+    [
+        # arg_groups/speculative_hook.py:319-322
+        (
+            ["--speculative-algorithm", "DFLASH"],
+            "ValueError: DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+        ),
+        # arg_groups/speculative_hook.py:374-382
         (
             [
                 "--speculative-algorithm",
-                "DFLASH",
+                "dflash",
                 "--speculative-draft-model-path",
                 "/d",
                 "--speculative-num-draft-tokens",
@@ -50,41 +127,65 @@ def lines(resp):
                 "--speculative-dflash-block-size",
                 "16",
             ],
-            1,
-            "must match --speculative-dflash-block-size",
+            "ValueError: Both --speculative-num-draft-tokens and --speculative-dflash-block-size are set but they "
+            "differ. For DFLASH they must match. speculative_num_draft_tokens=8, speculative_dflash_block_size=16.",
         ),
-        (["--speculative-algorithm", "FOO"], 2, "invalid choice: 'FOO'"),
-        (["--mem-fraction-static", "1.5"], 1, "mem_fraction_static must be in (0, 1)"),
-        (["--speculative-ddtree-budget", "64"], 1, "only valid with --speculative-algorithm DDTREE"),
+        # arg_groups/speculative_hook.py:368-373
+        (
+            [
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-model-path",
+                "/d",
+                "--speculative-dflash-block-size",
+                "0",
+            ],
+            "ValueError: DFLASH requires --speculative-dflash-block-size to be positive, got 0.",
+        ),
     ],
 )
-def test_sglang_checks_exit_like_sglang(args, rc, words):
+def test_resolution_checks_fail_like_the_release(args, last):
     proc = launch(["--model-path", "/m", "--port", "1", *args])
-    assert proc.returncode == rc
-    assert words in proc.stderr
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == last
+    assert "in resolve_once" in proc.stderr and "__post_init__" not in proc.stderr
 
 
-def test_model_path_is_required():
-    proc = launch(["--port", "1"])
-    assert proc.returncode == 2 and "--model-path" in proc.stderr
-
-
-def test_unknown_flags_are_tolerated_and_logged(sglang_sim):
-    sim = sglang_sim(args=["--enable-metrics", "--schedule-policy", "lpm", "--trust-remote-code"])
+def test_every_release_flag_is_accepted(sglang_sim):
+    # What the release accepts, the simulator accepts: a few flags it does not simulate at all.
+    sim = sglang_sim(
+        args=["--enable-metrics", "--schedule-policy", "lpm", "--trust-remote-code", "--cuda-graph-max-bs-decode", "8"]
+    )
     assert requests.get(sim.base_url + "/health", timeout=2).status_code == 200
-    assert "ignoring flags it does not simulate: --enable-metrics --schedule-policy lpm" in sim.logs()
 
 
 @pytest.mark.parametrize(
     ("given", "reported"), [("NEXTN", "EAGLE"), ("EAGLE", "EAGLE"), ("DDTREE", "DDTREE"), (None, None)]
 )
-def test_server_info_reports_the_algorithm_as_sglang_does(sglang_sim, given, reported):
+def test_server_info_reports_the_algorithm_and_version_as_sglang_does(sglang_sim, given, reported):
     sim = sglang_sim(algorithm=given, args=["--speculative-num-steps", "3", "--mem-fraction-static", "0.85"])
     for path in ("/get_server_info", "/server_info"):
         info = requests.get(sim.base_url + path, timeout=2).json()
         assert info["speculative_algorithm"] == reported
         assert info["speculative_num_steps"] == 3 and info["mem_fraction_static"] == 0.85
-        assert info["version"] and info["model_path"] == "/models/Qwen3.6-27B"
+        assert info["model_path"] == "/models/Qwen3.6-27B"
+        # entrypoints/http_server.py:883-890: the package version and the frontend
+        assert info["version"] == pinned_sglang_version() and info["frontend"] == "python"
+
+
+def test_startup_logs_server_args_as_the_release_does(sglang_sim):
+    # entrypoints/engine.py:1185 logs f"server_args={...}" with ServerArgs.resolved_dict(), which
+    # redacts only watermark secrets: the api_key is in clear. Format: server_args.py:703-708.
+    sim = sglang_sim(algorithm="NEXTN", args=["--api-key", "sk-visible", "--tp-size", "2"])
+    line = next(ln for ln in sim.logs().splitlines() if "] server_args={" in ln)
+    assert re.match(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] server_args=\{", line)
+    logged = ast.literal_eval(line.split("] server_args=", 1)[1])
+    table = json.loads(CLI_TABLE.read_text())
+    assert set(logged) >= {o["dest"] for o in table["options"]}
+    assert logged["api_key"] == "sk-visible" and logged["tp_size"] == 2 and logged["port"] == sim.port
+    assert logged["speculative_algorithm"] == "EAGLE"  # resolved (arg_groups/speculative_hook.py:109-116)
+    # A scheduler with tp_size 2 prefixes its lines with its rank (utils/common.py:2630).
+    assert re.search(r"^\[[\d :-]+ TP0\] Load weight begin\. avail mem=", sim.logs(), re.M)
 
 
 # --- the field report's failures ---------------------------------------------------------------
@@ -95,18 +196,47 @@ def test_oom_start_dies_before_binding_with_sglangs_message():
         ["--model-path", "/m", "--port", "1", "--mem-fraction-static", "0.8"], env={"SGLANG_SIM_MODE": "oom_start"}
     )
     assert proc.returncode == -signal.SIGKILL  # SGLang's parent kills its own tree
-    assert "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static." in proc.stderr
+    # model_executor/pool_configurator.py:96-99; scheduler.py:6372; entrypoints/engine.py:1977-1979
+    assert "\nRuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n" in proc.stderr
+    assert "] Scheduler hit an exception: Traceback (most recent call last):" in proc.stderr
+    assert "] Received sigquit from a child process. It usually means the child failed." in proc.stderr
     assert "Uvicorn running" not in proc.stderr + proc.stdout
 
 
 @pytest.mark.parametrize(
     ("extra", "words"),
-    [([], "Capture cuda graph failed: CUDA out of memory"), (["--disable-cuda-graph"], "torch.OutOfMemoryError")],
+    [
+        # model_executor/runner/decode_cuda_graph_runner.py:602-604 + runner_backend_utils/__init__.py:14-21
+        ([], "\nException: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.25 GiB."),
+        ([], "\n2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"),
+        # PyTorch c10/cuda/CUDACachingAllocator.cpp
+        (["--disable-cuda-graph"], "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB."),
+    ],
 )
 def test_crash_before_bind(extra, words):
     proc = launch(["--model-path", "/m", "--port", "1", *extra], env={"SGLANG_SIM_MODE": "crash_before_bind"})
-    assert proc.returncode != 0 and words in proc.stderr
+    assert proc.returncode == -signal.SIGKILL and words in proc.stderr
     assert "Uvicorn running" not in proc.stderr + proc.stdout
+
+
+# The causes the collection names for what the simulator prints: the molecule scenarios that
+# use these modes exercise the journal patterns on the release's own text.
+@pytest.mark.parametrize(
+    ("args", "env", "cause"),
+    [
+        (["--mem-fraction-static", "0.8"], {"SGLANG_SIM_MODE": "oom_start"}, "mem_fraction_too_low"),
+        ([], {"SGLANG_SIM_MODE": "crash_before_bind"}, "cuda_oom"),
+        (["--disable-cuda-graph"], {"SGLANG_SIM_MODE": "crash_before_bind"}, "cuda_oom"),
+        (["--speculative-algorithm", "DDTREE"], {"SGLANG_SIM_BUILD": "release"}, "unknown_speculative_algorithm"),
+        (["--speculative-algorithm", "DFLASH"], {}, "invalid_args"),
+        (["--cuda-graph-max-bs", "8"], {}, "invalid_args"),
+    ],
+)
+def test_each_failure_is_named_by_the_journal_cause_table(args, env, cause):
+    proc = launch(["--model-path", "/m", "--port", "1", *args], env=env)
+    found = match_cause((proc.stdout + proc.stderr).splitlines())
+    assert found["id"] == cause, found
+    assert not found["line"].startswith(" ")  # the message, not a quoted source line
 
 
 def test_chat_400_health_fine_generation_400(sglang_sim):
@@ -119,7 +249,13 @@ def test_chat_400_health_fine_generation_400(sglang_sim):
     assert r.status_code == 400
     body = r.json()
     assert set(body) == {"object", "message", "type", "param", "code"} and body["object"] == "error"
-    assert body["code"] == 400 and "(7x5120 and 25600x5120)" in body["message"]
+    # models/dflash.py:834-840, with the field report's widths
+    assert body["code"] == 400 and body["message"].rstrip().endswith(
+        "ValueError: DFLASH target_hidden feature dim mismatch. Expected shape [N, 25600] "
+        "(num_context_features=5, hidden_size=5120), but got shape=(7, 5120). This usually means the target "
+        "model is capturing a different number of layer features than the draft checkpoint/config expects."
+    )
+    assert match_cause(sim.logs().splitlines())["id"] == "hidden_size_mismatch"
 
 
 def test_conn_reset(sglang_sim):
@@ -157,7 +293,12 @@ def test_sigterm_stops_cleanly(sglang_sim):
 def test_address_in_use_fails(sglang_sim):
     sim = sglang_sim()
     proc = launch(["--model-path", "/m", "--host", "127.0.0.1", "--port", str(sim.port)])
-    assert proc.returncode == 1 and "Address already in use" in proc.stderr
+    assert proc.returncode == 1
+    assert (
+        f"[Errno 98] error while attempting to bind on address ('127.0.0.1', {sim.port}): address already in use"
+        in (proc.stderr)
+    )
+    assert match_cause(proc.stderr.splitlines())["id"] == "address_in_use"
 
 
 # --- SGLang's JSON shapes ----------------------------------------------------------------------

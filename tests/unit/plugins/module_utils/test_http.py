@@ -7,10 +7,12 @@ import ssl
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError, cut, error_text
 
+# A 400 whose message is a Python traceback: the simulator's chat_400 (sglang/srt/models/dflash.py:834-840).
 TRACEBACK_BODY = (
-    '{"object": "error", "message": "Traceback (most recent call last):\\n  File \\"scheduler.py\\", line 2612, '
-    "in run_batch\\n    out = fwd(batch)\\nRuntimeError: mat1 and mat2 shapes cannot be multiplied "
-    '(7x5120 and 25600x5120)\\n", "type": "BadRequest", "param": null, "code": 400}'
+    '{"object": "error", "message": "Traceback (most recent call last):\\n  File \\"/opt/sglang/venv/lib/python3.11/'
+    'site-packages/sglang/srt/models/dflash.py\\", line 834, in project_target_hidden\\n    raise ValueError(\\n'
+    "ValueError: DFLASH target_hidden feature dim mismatch. Expected shape [N, 25600] (num_context_features=5, "
+    'hidden_size=5120), but got shape=(7, 5120).\\n", "type": "BadRequest", "param": null, "code": 400}'
 )
 
 
@@ -26,7 +28,11 @@ TRACEBACK_BODY = (
         ('{"detail": "Not Found"}', "Not Found"),
         ("<html><body><h1>502 Bad Gateway</h1></body></html>", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
         ("Internal Server Error", "Internal Server Error"),
-        (TRACEBACK_BODY, "RuntimeError: mat1 and mat2 shapes cannot be multiplied (7x5120 and 25600x5120)"),
+        (
+            TRACEBACK_BODY,
+            "ValueError: DFLASH target_hidden feature dim mismatch. Expected shape [N, 25600] "
+            "(num_context_features=5, hidden_size=5120), but got shape=(7, 5120).",
+        ),
         ("", ""),
     ],
     ids=["sglang-400", "sglang-401", "openai-error", "fastapi-detail", "html", "plain", "traceback", "empty"],
@@ -47,7 +53,7 @@ def test_cut_joins_lines():
 @pytest.mark.parametrize(
     ("status", "body", "words"),
     [
-        (400, TRACEBACK_BODY, ["HTTP 400", "25600x5120"]),
+        (400, TRACEBACK_BODY, ["HTTP 400", "got shape=(7, 5120)"]),
         (401, '{"error": "Unauthorized"}', ["HTTP 401", "api_key", "Unauthorized"]),
         (404, '{"detail": "Not Found"}', ["HTTP 404", "not found"]),
         (500, "Internal Server Error", ["HTTP 500", "failed internally", "Internal Server Error"]),

@@ -124,7 +124,11 @@ def test_degenerate_warn_is_a_module_warning(shared_sim, module_warnings):
 @pytest.mark.parametrize(
     ("mode", "args", "pattern"),
     [
-        ("chat_400", {"api": "chat"}, r"^HTTP 400 from POST .*/v1/chat/completions .*7x5120 and 25600x5120"),
+        (
+            "chat_400",
+            {"api": "chat"},
+            r"^HTTP 400 from POST .*/v1/chat/completions .*DFLASH target_hidden feature dim mismatch",
+        ),
         ("conn_reset", {}, r"^connection reset during POST .*/v1/completions"),
         ("hang", {"max_ttft": 0.3}, r"^no first token within 0\.3 s \(max_ttft\): no answer at all"),
     ],

@@ -156,7 +156,11 @@ def test_restart_by_systemd_between_polls_is_a_death(run):
 
 
 def test_restarts_above_the_given_baseline_are_a_death(run):
-    host = Host([show(invocation="inv7", restarts=1)], phases=["refused"], journal=["CUDA out of memory"])
+    host = Host(
+        [show(invocation="inv7", restarts=1)],
+        phases=["refused"],
+        journal=["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB."],
+    )
     failed, res = run(host, restarts_baseline=0)
     assert failed
     assert res["cause"]["id"] == "cuda_oom"
@@ -280,7 +284,7 @@ def test_action_fails_at_the_first_failed_window_with_cause_and_fix(shown):
         "id": "cuda_oom",
         "cause": "CUDA ran out of GPU memory.",
         "fix": "Lower mem_fraction_static.",
-        "line": "CUDA out of memory",
+        "line": "2026-12-02T12:00:03+0000 ct129 python3[812]: torch.OutOfMemoryError: CUDA out of memory.",
         "journal_tail": ["torch.OutOfMemoryError: CUDA out of memory."],
     }
     action, calls = make_action(
@@ -292,7 +296,12 @@ def test_action_fails_at_the_first_failed_window_with_cause_and_fix(shown):
     res = action.run(task_vars={})
     assert res["failed"] is True
     assert len(calls) == 2
-    assert "Cause: CUDA ran out of GPU memory." in res["msg"]
+    # the server's own line first, then the cause and the fix
+    assert (
+        "The server said: 2026-12-02T12:00:03+0000 ct129 python3[812]: torch.OutOfMemoryError: CUDA out of "
+        in (res["msg"])
+    )
+    assert "memory. Cause: CUDA ran out of GPU memory." in res["msg"]
     assert "Fix: Lower mem_fraction_static." in res["msg"]
     assert "0.4s after the process exited" in res["msg"]
     assert "exception" not in res
