@@ -307,7 +307,8 @@ class Sim:
         info = dict(vars(self.args))
         info["speculative_algorithm"] = reported_algorithm(self.args)
         info["served_model_name"] = self.model_id
-        info["api_key"] = None if not self.args.api_key else "***"
+        # /server_info answers ServerArgs.resolved_dict() (utils/common.py:3584-3591): api_key in clear.
+        info["admin_api_key"] = None
         info.update(
             {
                 "version": SIM_VERSION,
@@ -741,8 +742,9 @@ def main(argv=None):
     scale = behaviour["time_scale"]
     if unknown:
         log("sglang-sim: ignoring flags it does not simulate: {}".format(" ".join(unknown)))
-    fields = ", ".join("{}={!r}".format(*kv) for kv in sorted(vars(args).items()) if kv[0] != "api_key")
-    log(f"server_args=ServerArgs({fields}, speculative_algorithm(reported)={reported_algorithm(args)!r})")
+    # SGLang 0.5.23 (entrypoints/engine.py:1185, :173-174): a dict repr of ServerArgs.resolved_dict(),
+    # in field order, api_key in clear (only watermark secrets are redacted, watermarking/core.py:25-27).
+    log(f"server_args={dict(vars(args), admin_api_key=None)}")
     b = behaviour
     log(
         f"sglang-sim: mode={b['mode']} tok_s={b['tok_s']:.4g} accept_length={b['accept_length']:.3g} "
