@@ -22,9 +22,9 @@ description:
     memory, address already in use, missing Python modules, CUDA kernels not built for the GPU, a
     DDTree/DFlash hidden-size mismatch, missing model files). The result names the cause and the fix
     and quotes the last journal lines, instead of waiting out the timeout.
-  - Journal lines are returned with secrets redacted (SGLang logs C(api_key) in clear in its C(server_args)
-    line at start; C(--api-key) options, C(Authorization) headers, and O(api_key) itself): see the
-    P(ddtree.sglang.sglang_redact#filter) filter.
+  - Journal lines are returned with secrets redacted, as the P(ddtree.sglang.sglang_redact#filter) filter does
+    it. SGLang logs C(api_key) in clear in its C(server_args) line at start; C(--api-key) options,
+    C(Authorization) headers and the value of O(api_key) are hidden too.
   - The action plugin of the same name runs the module repeatedly, one window of at most O(window)
     seconds per run, and prints a progress line after each window (elapsed seconds and what the
     server answers), so a model that takes minutes to load never looks like a hang.
