@@ -120,6 +120,8 @@ options:
   headers:
     description:
       - Extra HTTP headers to send with every request.
+      - Their values are treated as secrets (C(no_log)), as they often carry credentials; Ansible masks
+        each of them wherever it appears in the task's output.
     type: dict
   min_tokens_per_second:
     description:
@@ -378,7 +380,8 @@ ARGUMENT_SPEC = dict(
     ready_path=dict(type="str", default="/health"),
     api_key=dict(type="str", no_log=True),
     validate_certs=dict(type="bool", default=True),
-    headers=dict(type="dict"),
+    # Headers often carry credentials (Authorization, proxy tokens): their values are never shown.
+    headers=dict(type="dict", no_log=True),
     min_tokens_per_second=dict(type="float", default=5, no_log=False),
     max_ttft=dict(type="float", default=4),
     min_completion_tokens=dict(type="int", default=1, no_log=False),
