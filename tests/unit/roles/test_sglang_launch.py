@@ -45,7 +45,8 @@ def launch(script, env):
 def test_key_from_a_systemd_credential(server, tmp_path):
     creds = tmp_path / "creds"
     creds.mkdir()
-    (creds / "sglang-api-key").write_text(KEY)
+    # the role writes the key with a newline at the end
+    (creds / "sglang-api-key").write_text(KEY + "\n")
     got = launch(server, {"CREDENTIALS_DIRECTORY": str(creds)})
     assert got["argv"] == [str(server), "--model-path", "/m", "--api-key", KEY]
     assert KEY not in " ".join(got["cmdline"])
