@@ -6,27 +6,34 @@ from __future__ import absolute_import, annotations, division, print_function
 
 DOCUMENTATION = r"""
 name: sglang_redact
-short_description: An SGLang journal with the secrets SGLang logs in clear redacted
+short_description: Text with the secrets SGLang and HTTP clients write in clear redacted
 version_added: 0.1.0
 author: ddtree.sglang developers (@ddtree)
 description:
-  - SGLang logs its arguments at start as C(server_args={...}) with C(api_key), C(admin_api_key) and
-    C(ssl_keyfile_password) in clear (0.5.23, C(sglang/srt/entrypoints/engine.py) line 1185).
-  - Replaces their values with C('<redacted>') in every line, so a journal can be saved in a report or
-    shown to an operator. Other text is left as it is.
-  - The same redaction the journal cause table applies (C(plugins/module_utils/_journal_causes.py)).
+  - SGLang 0.5.23 logs its arguments at start as C(server_args={...}) with C(api_key), C(admin_api_key) and
+    C(ssl_keyfile_password) in clear (C(sglang/srt/entrypoints/engine.py) line 1185). Journals also carry
+    C(--api-key) options and C(Authorization) headers.
+  - Replaces those values, and every exact value given in O(secrets), with C(<redacted>), so journal text can be
+    saved in a report or shown to an operator. Other text is left as it is.
+  - The same redaction the M(ddtree.sglang.sglang_wait) module applies to the journal lines it returns
+    (C(plugins/module_utils/_redact.py)).
 options:
   _input:
-    description: Journal text (one string, lines separated by newlines) or a list of lines.
+    description: Text (one string, lines separated by newlines) or a list of lines.
     type: raw
     required: true
+  secrets:
+    description: Exact values to hide wherever they appear (e.g. the API key the role set).
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
 - name: Save the journal without the API key
   ansible.builtin.copy:
     dest: /tmp/journal.txt
-    content: "{{ journal.stdout | ddtree.sglang.sglang_redact }}"
+    content: "{{ journal.stdout | ddtree.sglang.sglang_redact(secrets=[sglang_api_key]) }}"
     mode: "0600"
   # "... server_args={'api_key': 'sk-1', 'port': 30000}" => "... server_args={'api_key': '<redacted>', 'port': 30000}"
 """
@@ -35,25 +42,31 @@ RETURN = r"""
 _value:
   description: The input, redacted; a string for a string, a list for a list.
   type: raw
-  sample: "[2026-12-02 12:00:01] server_args={'api_key': '<redacted>', 'port': 30000}"
+  sample: "[2026-12-03 09:00:00] server_args={'api_key': '<redacted>', 'port': 30000}"
 """
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import redact  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact, redact_lines  # noqa: E402
 
 
-def sglang_redact(journal):
-    if journal is None:
+def sglang_redact(text, secrets=None):
+    """Text or a list of lines with the secrets it holds replaced by <redacted>."""
+    if secrets is None:
+        secrets = []
+    if isinstance(secrets, str) or not isinstance(secrets, (list, tuple)):
+        raise AnsibleFilterError(f"sglang_redact: secrets must be a list of strings, got {type(secrets).__name__}.")
+    secrets = [str(s) for s in secrets if s is not None and str(s) != ""]
+    if text is None:
         return ""
-    if isinstance(journal, str):
-        return "\n".join(redact(line) for line in journal.split("\n"))
-    if isinstance(journal, (list, tuple)):
-        return [redact(str(line)) for line in journal]
-    raise AnsibleFilterError(f"sglang_redact: expected journal text or a list of lines, got {type(journal).__name__}.")
+    if isinstance(text, str):
+        return redact(text, secrets)
+    if isinstance(text, (list, tuple)):
+        return redact_lines([str(line) for line in text], secrets)
+    raise AnsibleFilterError(f"sglang_redact: expected text or a list of lines, got {type(text).__name__}.")
 
 
 class FilterModule:
-    """Redaction of SGLang's journal."""
+    """Redaction of journal text."""
 
     def filters(self):
         return {"sglang_redact": sglang_redact}

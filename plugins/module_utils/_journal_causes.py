@@ -25,6 +25,8 @@ from __future__ import absolute_import, division, print_function
 import re
 from collections import namedtuple
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact_lines
+
 JournalCause = namedtuple("JournalCause", ["id", "patterns", "cause", "fix"])
 
 UNKNOWN_CAUSE_ID = "unknown"
@@ -236,22 +238,6 @@ _COMPILED = tuple((cause, tuple(re.compile(p, re.IGNORECASE) for p in cause.patt
 _FRAME = re.compile(r'File "[^"]*", line \d+, in ')
 _EXCEPTION_LINE = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt): ")
 
-# ServerArgs fields SGLang 0.5.23 logs in clear in its server_args={...} line
-# (entrypoints/engine.py:311/1185 via ServerArgs.resolved_dict(), which redacts only watermark
-# secrets; fields: arg_groups/fields/serving.py:148 ssl_keyfile_password, :160 api_key,
-# :164 admin_api_key). They never leave this module unredacted.
-_SECRET_VALUE = re.compile(
-    r"('(?:api_key|admin_api_key|ssl_keyfile_password)': )"  # the key as repr() prints it
-    r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"  # its str value, in either quote repr() chose
-)
-REDACTED = "'<redacted>'"
-
-
-def redact(line):
-    """The journal line with the secrets SGLang logs in clear replaced by '<redacted>'."""
-    return _SECRET_VALUE.sub(lambda m: m.group(1) + REDACTED, line)
-
-
 def _reported_line(lines, index):
     """The line to quote for a match: a traceback frame stands for the exception that ends it."""
     if not _FRAME.search(lines[index]):
@@ -273,7 +259,8 @@ def match_cause(lines, tail=20):
     "failed". Secrets SGLang logs in clear (api_key in its server_args line) are redacted in
     everything returned.
     """
-    lines = [redact(line.rstrip("\n")) for line in lines if line is not None]
+    # Secrets SGLang logs in clear never leave this module: one redaction for the collection.
+    lines = redact_lines([line.rstrip("\n") for line in lines if line is not None])
     journal_tail = lines[-tail:] if tail else []
     # A traceback quotes the source line under each frame (`raise ValueError(f"Unknown ...")`):
     # that is code, not a message, and must not match.

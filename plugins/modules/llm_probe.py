@@ -120,6 +120,8 @@ options:
   headers:
     description:
       - Extra HTTP headers to send with every request.
+      - Their values are treated as secrets (C(no_log)), as they often carry credentials; Ansible masks
+        each of them wherever it appears in the task's output.
     type: dict
   min_tokens_per_second:
     description:
@@ -381,7 +383,8 @@ ARGUMENT_SPEC = dict(
     ready_path=dict(type="str", default=DEFAULTS["ready_path"]),
     api_key=dict(type="str", no_log=True),
     validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
-    headers=dict(type="dict"),
+    # Headers often carry credentials (Authorization, proxy tokens): their values are never shown.
+    headers=dict(type="dict", no_log=True),
     min_tokens_per_second=dict(type="float", default=DEFAULTS["min_tokens_per_second"], no_log=False),
     max_ttft=dict(type="float", default=DEFAULTS["max_ttft"]),
     min_completion_tokens=dict(type="int", default=DEFAULTS["min_completion_tokens"], no_log=False),

@@ -22,6 +22,9 @@ description:
     memory, address already in use, missing Python modules, CUDA kernels not built for the GPU, a
     DDTree/DFlash hidden-size mismatch, missing model files). The result names the cause and the fix
     and quotes the last journal lines, instead of waiting out the timeout.
+  - Journal lines are returned with secrets redacted, as the P(ddtree.sglang.sglang_redact#filter) filter does
+    it. SGLang logs C(api_key) in clear in its C(server_args) line at start; C(--api-key) options,
+    C(Authorization) headers and the value of O(api_key) are hidden too.
   - The action plugin of the same name runs the module repeatedly, one window of at most O(window)
     seconds per run, and prints a progress line after each window (elapsed seconds and what the
     server answers), so a model that takes minutes to load never looks like a hang.
@@ -230,6 +233,7 @@ import traceback  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact_lines  # noqa: E402
 
 try:
     from ansible_collections.ddtree.sglang.plugins.module_utils import _readiness
@@ -333,7 +337,10 @@ class SglangWaiter:
         rc, out, err = self.module.run_command(cmd)
         if rc != 0:
             return ["(journalctl failed: %s)" % (err.strip() or out.strip())]
-        return [line for line in out.splitlines() if line.strip()]
+        # SGLang logs its api_key in clear at start (module_utils/_redact.py): no line leaves
+        # this module, for the play's output or a report, with a secret in it.
+        secrets = [self.params["api_key"]] if self.params["api_key"] else []
+        return redact_lines([line for line in out.splitlines() if line.strip()], secrets)
 
     def http_state(self):
         """Ask the server whether it is ready: returns (state, what it answered)."""

@@ -467,7 +467,8 @@ class Sim:
         info = dict(vars(self.args))
         info["speculative_algorithm"] = reported_algorithm(self.args)
         info["served_model_name"] = self.model_id
-        info["api_key"] = None if not self.args.api_key else "***"
+        # /server_info answers ServerArgs.resolved_dict() (utils/common.py:3584-3591): api_key in clear
+        # (admin_api_key too: the parser is the release's own, so every field is in self.args).
         info.update(
             {
                 # http_server.py:883-890 (0.5.23): the resolved args, then version and frontend.

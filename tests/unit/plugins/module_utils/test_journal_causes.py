@@ -14,8 +14,8 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes impo
     CAUSES,
     UNKNOWN_CAUSE_ID,
     match_cause,
-    redact,
 )
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact
 
 # (cause id, journal message, a word the fix must name, where the text comes from)
 CASES = [

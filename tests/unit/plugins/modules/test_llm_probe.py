@@ -86,8 +86,9 @@ def test_documentation_has_examples_and_return_samples():
         assert "sample" in returns[key] and returns[key]["description"], key
 
 
-def test_api_key_is_no_log():
-    assert llm_probe.ARGUMENT_SPEC["api_key"]["no_log"] is True
+@pytest.mark.parametrize("option", ["api_key", "headers"])
+def test_options_carrying_secrets_are_no_log(option):
+    assert llm_probe.ARGUMENT_SPEC[option]["no_log"] is True
 
 
 # --- end to end against the simulator -------------------------------------------------------
@@ -154,6 +155,13 @@ def test_api_key_reaches_the_server_and_not_the_result(sglang_sim):
     failed, r = run_module({"base_url": sim.base_url, "api_key": "k3y-s3cret"})
     assert not failed, r["msg"]
     assert "k3y-s3cret" not in json.dumps(r)
+
+
+def test_a_key_in_headers_reaches_the_server_and_not_the_result(sglang_sim):
+    sim = sglang_sim(args=["--api-key", "k3y-h3ader"])
+    failed, r = run_module({"base_url": sim.base_url, "headers": {"Authorization": "Bearer k3y-h3ader"}})
+    assert not failed, r["msg"]
+    assert "k3y-h3ader" not in json.dumps(r)
 
 
 def test_bad_option_fails_cleanly():

@@ -192,6 +192,31 @@ def test_collect_journal_returns_the_tail_when_not_ready(run):
     assert res["journal_tail"] == ["warming up"]
 
 
+# SGLang 0.5.23's start line (entrypoints/engine.py:1185) carries the key in clear.
+KEYED_START = (
+    "2026-12-03T09:00:01+0000 ct129 python3[812]: [2026-12-03 09:00:01] server_args={'model_path': '/m', "
+    "'port': 30000, 'api_key': 'sk-wait-123', 'admin_api_key': None, 'mem_fraction_static': 0.7}"
+)
+
+
+def test_a_failed_units_journal_comes_back_without_the_key(run):
+    journal = [KEYED_START, "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."]
+    host = Host([show(active="failed", sub="failed", result="exit-code", status=1)], journal=journal)
+    failed, res = run(host)
+    assert failed
+    assert res["cause"]["id"] == "mem_fraction_too_low"
+    assert "sk-wait-123" not in json.dumps(res)
+    assert "'api_key': '<redacted>', 'admin_api_key': None" in res["cause"]["journal_tail"][0]
+
+
+def test_the_collected_journal_hides_the_given_key_in_any_line(run):
+    # a line whose format no pattern knows: the exact value of the api_key option is hidden
+    host = Host([show()], phases=["starting"], journal=["client sent key sk-wait-123 twice", "warming up"])
+    failed, res = run(host, window=0.05, collect_journal=True, api_key="sk-wait-123")
+    assert not failed
+    assert res["journal_tail"] == ["client sent key <redacted> twice", "warming up"]
+
+
 @pytest.mark.parametrize("option", ["window", "interval", "timeout", "request_timeout"])
 def test_non_positive_durations_are_rejected(run, option):
     failed, res = run(Host([show()]), **{option: 0})
