@@ -238,6 +238,7 @@ _COMPILED = tuple((cause, tuple(re.compile(p, re.IGNORECASE) for p in cause.patt
 _FRAME = re.compile(r'File "[^"]*", line \d+, in ')
 _EXCEPTION_LINE = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt): ")
 
+
 def _reported_line(lines, index):
     """The line to quote for a match: a traceback frame stands for the exception that ends it."""
     if not _FRAME.search(lines[index]):

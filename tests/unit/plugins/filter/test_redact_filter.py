@@ -38,3 +38,16 @@ def test_nothing_is_empty_text():
 def test_bad_input_is_named(text, secrets):
     with pytest.raises(AnsibleFilterError, match="sglang_redact"):
         sglang_redact(text, secrets=secrets)
+
+
+def test_every_secret_field_of_the_line_and_empty_text():
+    # arg_groups/fields/serving.py (0.5.23): :148 ssl_keyfile_password, :160 api_key, :164 admin_api_key,
+    # all three in clear in the server_args line; repr() picks double quotes for a value holding a quote.
+    line = (
+        "server_args={'ssl_keyfile_password': 'pw1', 'api_key': 'sk-live-9', 'admin_api_key': \"it's\", 'port': 30000}"
+    )
+    out = sglang_redact(line)
+    for secret in ("pw1", "sk-live-9", "it's"):
+        assert secret not in out
+    assert out.endswith("'port': 30000}")
+    assert sglang_redact("") == ""
