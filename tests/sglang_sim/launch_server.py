@@ -994,6 +994,14 @@ def main(argv=None):
         "  warnings.warn(\n"
     )
     args, parsed = parse_args(argv, table)
+    # Options parsed by a function of the release (type null in the table) keep their text; the
+    # ones given as plain integers (context_length, chunked_prefill_size, ... use
+    # human_readable_int in arg_groups/fields/model.py, schedule.py, exec_.py) are ints in the
+    # real ServerArgs and so in /server_info.
+    for option in table["options"]:
+        value = getattr(args, option["dest"], None)
+        if option.get("type") is None and isinstance(value, str) and value.isdigit():
+            setattr(args, option["dest"], int(value))
     given = args.speculative_algorithm.upper() if args.speculative_algorithm else None
     refused = resolve(args, table)
     if refused:
