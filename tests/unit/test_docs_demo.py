@@ -54,7 +54,9 @@ def _demo_prefix():
     """The container prefix: the inventory's default, which must be scripts/demo's."""
     group_vars = (DEMO / "group_vars" / "sglang_servers.yml").read_text()
     inventory = re.search(r"DDTREE_DEMO_PREFIX'\) \| default\('([^']+)'", group_vars).group(1)
-    script = re.search(r'DDTREE_DEMO_PREFIX="\$\{DDTREE_DEMO_PREFIX:-([^}]+)\}"', (REPO / "scripts" / "demo").read_text())
+    script = re.search(
+        r'DDTREE_DEMO_PREFIX="\$\{DDTREE_DEMO_PREFIX:-([^}]+)\}"', (REPO / "scripts" / "demo").read_text()
+    )
     assert script and script.group(1) == inventory, "scripts/demo and inventories/demo disagree on the prefix"
     return inventory
 
@@ -115,6 +117,12 @@ def test_deploy_guide_quotes_the_demo_failure(ct129_cause):
     assert f"ROLLED BACK on ct129-sim: profile 'ddtree' failed at step 'probe': {cause} (fix: " in _doc(
         "docs/deploy.md"
     )
+
+
+def test_deploy_guide_quotes_the_demo_summary_row(ct129_cause):
+    cause = "; ".join(f"{api}: {msg}" for api, msg in ct129_cause.items())
+    rows = [ln for ln in (REPO / "docs" / "deploy.md").read_text().splitlines() if ln.startswith("| ct129-sim |")]
+    assert rows and all(row.endswith(f"| probe: {cause} |") for row in rows), rows
 
 
 def test_llm_probe_msg_sample_is_what_it_says(ct129_cause):

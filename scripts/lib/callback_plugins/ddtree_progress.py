@@ -48,14 +48,14 @@ class CallbackModule(CallbackBase):
             self._out.write("[ddtree] {} {}\n".format(time.strftime("%H:%M:%S"), text))
 
     def v2_playbook_on_play_start(self, play):
-        self._line("play: {}".format(play.get_name().strip()))
+        self._line(f"play: {play.get_name().strip()}")
 
     def v2_runner_on_ok(self, result):
         host = result._host.get_name()
         stage = (result._result.get("ansible_facts") or {}).get("__ddtree_deploy_stage")
         if stage and self._stage.get(host) != stage:
             self._stage[host] = stage
-            self._line("{:<12} {}".format(host, stage))
+            self._line(f"{host:<12} {stage}")
         name = result._task.get_name()
         if name.endswith(_SAY_TASKS) and result._result.get("msg"):
             self._line("{:<12} {}".format(host, " ".join(str(result._result["msg"]).split())))
@@ -77,9 +77,7 @@ class CallbackModule(CallbackBase):
         item = result._result.get("item")
         label = item if isinstance(item, (str, int, float)) else ""
         msg = result._result.get("msg", "failed")
-        self._failed(
-            result._host.get_name(), "{}: {}".format(label, msg) if label else msg, result._task.ignore_errors
-        )
+        self._failed(result._host.get_name(), f"{label}: {msg}" if label else msg, result._task.ignore_errors)
 
     def v2_runner_on_unreachable(self, result):
         self._failed(result._host.get_name(), "UNREACHABLE: {}".format(result._result.get("msg", "")))
