@@ -12,6 +12,10 @@ ROLE = Path(__file__).resolve().parents[3] / "roles" / "ddtree_deploy"
 NOT_FAILURES = {"done", "rolled_back"}
 
 
+def _fixes():
+    return yaml.safe_load((ROLE / "vars" / "fixes.yml").read_text())["__ddtree_deploy_fixes"]
+
+
 def _stages():
     stages = set()
     for path in (ROLE / "tasks").glob("*.yml"):
@@ -25,7 +29,7 @@ def test_the_stages_are_found():
 
 
 def test_every_failure_step_has_a_fix_and_why():
-    fixes = yaml.safe_load((ROLE / "vars" / "fixes.yml").read_text())["__ddtree_deploy_fixes"]
+    fixes = _fixes()
     for stage in _stages():
         assert stage in fixes, f"vars/fixes.yml has no fix for a failure at step {stage!r}"
         assert fixes[stage]["fix"].strip() and fixes[stage]["why"].strip(), stage
@@ -34,6 +38,6 @@ def test_every_failure_step_has_a_fix_and_why():
 
 def test_a_failed_algorithm_gets_the_next_steps():
     # DDTree failing on a class: keep NEXTN, try the variants, or report upstream with the journal.
-    probe = " ".join(yaml.safe_load((ROLE / "vars" / "fixes.yml").read_text())["__ddtree_deploy_fixes"]["probe"]["fix"].split())
+    probe = " ".join(_fixes()["probe"]["fix"].split())
     for words in ("NEXTN", "nograph", "small", "#29907", "{journal}"):
         assert words in probe, words
