@@ -23,7 +23,8 @@ description:
     failure (first token after 17.6 s, then one C(!) every 17.6 s) fails 4 s after the request
     instead of 141 s.
   - "A failed verdict sets C(failed) and a C(msg) naming the cause and the numbers, for example
-    C(output degenerate: 8 x '!'; decode 0.057 tok/s < 5). Server errors are quoted, cut to a readable
+    C(no first token within 4 s (max_ttft)) for the field report's server, or C(output degenerate: 8 x '!')
+    when the repeated token comes fast. Server errors are quoted, cut to a readable
     length, never as a Python traceback. All measured values are returned whether the verdict passes or
     fails."
   - The probe runs where the module runs. Use C(delegate_to) to probe from the controller or from another
@@ -224,13 +225,14 @@ msg:
   description: The verdict in words. On failure, every failed check with its numbers, separated by C(; ).
   returned: always
   type: str
-  sample: "output degenerate: 8 x '!'; decode 0.057 tok/s < 5"
+  # What the probe says against the field report's server (tests/unit/test_docs_demo.py checks it).
+  sample: "no first token within 4 s (max_ttft)"
 reasons:
   description: The failed checks, one string each (empty when the verdict passes).
   returned: always
   type: list
   elements: str
-  sample: ["output degenerate: 8 x '!'", "decode 0.057 tok/s < 5"]
+  sample: ["no first token within 4 s (max_ttft)"]
 api:
   description: The API probed.
   returned: always

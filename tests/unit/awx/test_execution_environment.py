@@ -83,6 +83,9 @@ def test_builder_introspection_finds_the_collection_requirements(built):
     _run(
         BIN / "ansible-galaxy", "collection", "install", "--offline", "--no-deps",
         "-p", str(work / "installed"), str(work / TARBALL),
+        # Not from the clone: its ansible.cfg makes the work tree an installed ddtree.sglang,
+        # and ansible-galaxy would say "Nothing to do".
+        cwd=work,
     )  # fmt: skip
     out = _run(sys.executable, context / "_build" / "scripts" / "introspect.py", "introspect", work / "installed")
     found = yaml.safe_load(out.stdout)

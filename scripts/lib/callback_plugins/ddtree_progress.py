@@ -1,0 +1,88 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A few lines a person can follow while scripts/demo runs (not part of the collection).
+
+scripts/demo sends ansible-playbook's full output to a log file and enables this callback beside
+the default one. It writes to the file named by DDTREE_PROGRESS_FILE (the demo's terminal):
+- one line per play, and one per host each time the deploy role enters a stage (the role keeps
+  its stage in the fact __ddtree_deploy_stage: preflight, snapshot, switch, probe, ...);
+- each failure once per host (a rescue that re-raises a failure repeats its message; a loop
+  names the failed item);
+- the one-line outcome each host ends with (tasks named "... | Say how it went") and the probe's
+  report ("Probe | Report").
+"""
+
+import os
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+name: ddtree_progress
+type: aggregate
+short_description: progress lines for scripts/demo
+description: Writes one line per play, per host and deploy stage, per failure and per outcome to DDTREE_PROGRESS_FILE.
+requirements: [DDTREE_PROGRESS_FILE set in the environment]
+"""
+
+# Debug tasks whose message is the answer a person waits for.
+_SAY_TASKS = ("| Say how it went", "Probe | Report")
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "ddtree_progress"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        path = os.environ.get("DDTREE_PROGRESS_FILE")
+        # Append: the path may be /dev/fd/N of a file the caller writes too (truncating would lose it).
+        self._out = open(path, "a", buffering=1) if path else None  # noqa: SIM115 (open for the run)
+        self._stage = {}
+        self._said = {}
+
+    def _line(self, text):
+        if self._out:
+            self._out.write("[ddtree] {} {}\n".format(time.strftime("%H:%M:%S"), text))
+
+    def v2_playbook_on_play_start(self, play):
+        self._line(f"play: {play.get_name().strip()}")
+
+    def v2_runner_on_ok(self, result):
+        host = result._host.get_name()
+        stage = (result._result.get("ansible_facts") or {}).get("__ddtree_deploy_stage")
+        if stage and self._stage.get(host) != stage:
+            self._stage[host] = stage
+            self._line(f"{host:<12} {stage}")
+        name = result._task.get_name()
+        if name.endswith(_SAY_TASKS) and result._result.get("msg"):
+            self._line("{:<12} {}".format(host, " ".join(str(result._result["msg"]).split())))
+
+    def _failed(self, host, msg, ignored=False):
+        msg = " ".join(str(msg).split())
+        seen = self._said.setdefault(host, set())
+        if msg in seen:
+            return
+        seen.add(msg)
+        self._line("{:<12} {}{}".format(host, "failed (ignored): " if ignored else "FAILED: ", msg))
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        if result._result.get("results"):
+            return  # a loop: its failed items were named one by one
+        self._failed(result._host.get_name(), result._result.get("msg", "failed"), ignore_errors)
+
+    def v2_runner_item_on_failed(self, result):
+        item = result._result.get("item")
+        label = item if isinstance(item, (str, int, float)) else ""
+        msg = result._result.get("msg", "failed")
+        self._failed(result._host.get_name(), f"{label}: {msg}" if label else msg, result._task.ignore_errors)
+
+    def v2_runner_on_unreachable(self, result):
+        self._failed(result._host.get_name(), "UNREACHABLE: {}".format(result._result.get("msg", "")))
+
+    def v2_playbook_on_stats(self, stats):
+        if self._out:
+            self._out.close()
+            self._out = None
