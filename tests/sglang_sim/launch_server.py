@@ -28,13 +28,14 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 BEHAVIOUR_FILE = "/etc/ddtree-sim/behaviour.json"
-MODES = ("healthy", "oom_start", "crash_before_bind", "chat_400", "conn_reset", "hang", "degenerate")
+MODES = ("healthy", "oom_start", "crash_before_bind", "chat_400", "conn_reset", "hang", "degenerate", "divergent")
 # The field report: 8 tokens in 141 s, the first after ~17.6 s, then one '!' every ~17.6 s.
 DEGENERATE_INTERVAL_S = 17.6
 
 # Defaults per mode: what a behaviour entry does not say.
 MODE_DEFAULTS = {
     "healthy": {"tok_s": 40.0, "ttft_s": 0.08},
+    "divergent": {"tok_s": 40.0, "ttft_s": 0.08},
     "degenerate": {"tok_s": 1.0 / DEGENERATE_INTERVAL_S, "ttft_s": DEGENERATE_INTERVAL_S, "accept_length": 1.0},
 }
 COMMON_DEFAULTS = {
@@ -378,7 +379,13 @@ class Generation:
             if "text" in b:
                 source = b["text"]
             else:
+                # Greedy output is a function of the prompt alone, as on a real server at temperature 0:
+                # NEXTN and a healthy DDTree (lossless speculation) answer a prompt with the same text.
                 idx = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % len(PASSAGES)
+                if mode == "divergent":
+                    # A build that is fast but wrong (a verification bug accepting draft tokens the
+                    # target would not pick): fluent, non-degenerate text that is not the target's answer.
+                    idx = (idx + 1) % len(PASSAGES)
                 source = PASSAGES[idx]
             words = TOKEN_RE.findall(source)
             if temperature and temperature > 0:

@@ -443,3 +443,28 @@ def test_environment_wins_over_the_file(tmp_path):
 def test_unknown_mode_is_refused(tmp_path):
     proc = launch(["--model-path", "/m"], env={"SGLANG_SIM_MODE": "sleepy"})
     assert proc.returncode != 0 and "unknown mode 'sleepy'" in proc.stderr
+
+
+def _greedy(sim, prompt, chat=False):
+    path = "/v1/chat/completions" if chat else "/v1/completions"
+    body = {"max_tokens": 12, "temperature": 0}
+    body.update({"messages": [{"role": "user", "content": prompt}]} if chat else {"prompt": prompt})
+    r = requests.post(sim.base_url + path, json=body, timeout=10)
+    choice = r.json()["choices"][0]
+    return (choice["message"]["content"] if chat else choice["text"]), r.json()["usage"]["completion_tokens"]
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_greedy_output_depends_on_the_prompt_alone(sglang_sim, chat):
+    """NEXTN and a healthy DDTree (lossless speculation) give the same greedy answer; a divergent build does not."""
+    nextn = sglang_sim("healthy", "NEXTN", env={"SGLANG_SIM_TOK_S": "400"})
+    ddtree = sglang_sim("healthy", "DDTREE", env={"SGLANG_SIM_TOK_S": "500", "SGLANG_SIM_ACCEPT_LENGTH": "3.1"})
+    wrong = sglang_sim("divergent", "DDTREE", env={"SGLANG_SIM_TOK_S": "520"})
+    for prompt in ("The capital of France is", "Hello! What can you help me with today?"):
+        base, n = _greedy(nextn, prompt, chat)
+        assert _greedy(nextn, prompt, chat) == (base, n)  # the same answer every time
+        assert _greedy(ddtree, prompt, chat) == (base, n)
+        text, n_wrong = _greedy(wrong, prompt, chat)
+        # fast but answering differently: as many tokens, other words, not degenerate
+        assert n_wrong == n == 12 and text != base
+        assert len(set(text.split())) > 6
