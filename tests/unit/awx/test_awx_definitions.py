@@ -352,7 +352,7 @@ def test_every_survey_variable_is_a_documented_variable(calls):
 # --- workflow graph -------------------------------------------------------------------------
 
 
-def test_workflow_is_canary_approval_rollout_with_rollback_on_failure():
+def test_workflow_is_canary_approval_promote_rollout_with_rollback_on_failure_or_denial():
     conf = config_vars()
     templates = {jt["name"]: jt for jt in conf["ddtree_awx_job_templates"]}
     nodes = conf["ddtree_awx_workflow_nodes"]
@@ -369,25 +369,38 @@ def test_workflow_is_canary_approval_rollout_with_rollback_on_failure():
             template = templates[node["unified_job_template"]]
             if "limit" in node:
                 assert template["ask_limit_on_launch"], f"{template['name']} must prompt for limit"
+            if "extra_data" in node:
+                # AWX drops a node's extra_data unless its template prompts for variables.
+                assert template.get("ask_variables_on_launch"), f"{template['name']} must prompt for variables"
 
     deploy, rollback = conf["ddtree_awx_jt_deploy"], conf["ddtree_awx_jt_rollback"]
+    promote = conf["ddtree_awx_jt_promote"]
+    assert templates[promote]["playbook"] == "promote.yml"
     roots = set(by_id) - {t for n in nodes for k in ("success_nodes", "failure_nodes") for t in n.get(k, [])}
     assert roots == {"canary"}
     canary = by_id["canary"]
     assert canary["unified_job_template"] == deploy and canary["limit"] == conf["ddtree_awx_canary_limit"]
+    # The canary is proved but not promoted: its previous unit stays last-known-good until approval.
+    assert canary["extra_data"] == {"ddtree_deploy_promote": False}
     (approve,) = [by_id[i] for i in canary["success_nodes"]]
     assert "approval_node" in approve and approve["approval_node"]["timeout"] > 0
-    (rollout,) = [by_id[i] for i in approve["success_nodes"]]
-    assert rollout["unified_job_template"] == deploy
+    (promote_canary,) = [by_id[i] for i in approve["success_nodes"]]
+    assert promote_canary["unified_job_template"] == promote and promote_canary["limit"] == canary["limit"]
+    (rollout,) = [by_id[i] for i in promote_canary["success_nodes"]]
+    assert rollout["unified_job_template"] == deploy and "extra_data" not in rollout
     assert rollout["limit"] == f"sglang_servers:!{conf['ddtree_awx_canary_limit']}"
-    # A failed deploy step rolls back the hosts it touched (a killed job never reaches the
-    # role's rescue).  A denial has nothing to roll back: a proved deploy is the host's new
-    # last-known-good, so the approval only gates the rollout.
-    for node, hosts in ((canary, canary["limit"]), (rollout, rollout["limit"])):
+    # A failed canary, a denied or expired approval (AWX's failure path of an approval node) and
+    # a failed promotion put the canary's previous unit back; a failed rollout rolls back its hosts.
+    for node, hosts in (
+        (canary, canary["limit"]),
+        (approve, canary["limit"]),
+        (promote_canary, canary["limit"]),
+        (rollout, rollout["limit"]),
+    ):
         (target,) = [by_id[i] for i in node["failure_nodes"]]
         assert target["unified_job_template"] == rollback, node["identifier"]
         assert target["limit"] == hosts, node["identifier"]
-    assert "failure_nodes" not in approve and "always_nodes" not in approve
+    assert "always_nodes" not in approve
 
 
 def test_job_templates_run_playbooks_of_the_project():
