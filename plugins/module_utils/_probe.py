@@ -478,6 +478,8 @@ class Probe:
             )
         elif outcome == "budget":
             waiting = "the status line and headers" if not res["http_status"] else "the event stream"
+            if not res["http_status"]:
+                res["transport_error"] = "timeout"  # no HTTP answer came at all
             self._fail(
                 f"probe timed out after {_num(o['timeout'])} s (timeout) waiting on POST {url} "
                 f"({_num(t_end - t_req)} s spent on it, {waiting}) with {state.completion_tokens} token(s)"
