@@ -387,7 +387,8 @@ class HttpClient:
         except ValueError:
             ctype = resp.headers.get("content-type") or "no content-type"
             raise HttpError(
-                "invalid", f"{method} {url} answered non-JSON ({resp.status_code}, {ctype}): {cut(body, 120)!r}",
+                "invalid",
+                f"{method} {url} answered non-JSON ({resp.status_code}, {ctype}): {cut(body, 120)!r}",
                 resp.status_code,
             ) from None
 

@@ -145,8 +145,8 @@ stderr:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gpu import (  # noqa: E402
-    GpuError,
     NVIDIA_SMI_TIMEOUT,
+    GpuError,
     NvidiaSmiParseError,
     NvidiaSmiTimeout,
     classify,

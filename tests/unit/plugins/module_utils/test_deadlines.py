@@ -138,9 +138,7 @@ def test_stream_body_that_trickles_after_the_first_token_ends_at_the_timeout(tri
     # Headers and the first event in about 1.3 s, then an event that would take 5 s more.
     answer = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + first + b"data: " + b"x" * 500
     server = trickle_server({"/v1/completions": answer}, interval=0.01)
-    r, took = _timed(
-        lambda: Probe(server.base_url, model="m", timeout=2.5, max_ttft=0, min_tokens_per_second=0).run()
-    )
+    r, took = _timed(lambda: Probe(server.base_url, model="m", timeout=2.5, max_ttft=0, min_tokens_per_second=0).run())
     assert took <= 2.5 + SLACK, took
     assert r["failed"] and r["text"] == "Hi"
     assert "probe timed out after 2.5 s (timeout) waiting on POST" in r["msg"], r["msg"]

@@ -84,7 +84,8 @@ PROXY_PAGE = b"<!DOCTYPE html><html><head><title>Sign in - Corp Proxy</title></h
 
 @pytest.mark.parametrize("chunked", [True, False])
 def test_html_page_instead_of_an_event_stream_is_quoted(scripted_server, h, chunked):
-    page = h.Script(200, headers={"content-type": "text/html; charset=utf-8"}, pieces=[(0, PROXY_PAGE)], chunked=chunked)
+    html = {"content-type": "text/html; charset=utf-8"}
+    page = h.Script(200, headers=html, pieces=[(0, PROXY_PAGE)], chunked=chunked)
     url, _seen = scripted_server({"/v1/completions": page})
     r = Probe(url, model="m").run()
     assert r["failed"] and r["http_status"] == 200
@@ -97,9 +98,7 @@ def test_html_page_instead_of_an_event_stream_is_quoted(scripted_server, h, chun
 
 
 def test_html_page_not_streamed_is_quoted(scripted_server, h):
-    url, _seen = scripted_server(
-        {"/v1/completions": h.Script(200, PROXY_PAGE, headers={"content-type": "text/html"})}
-    )
+    url, _seen = scripted_server({"/v1/completions": h.Script(200, PROXY_PAGE, headers={"content-type": "text/html"})})
     r = Probe(url, model="m", stream=False).run()
     assert r["failed"] and "content-type text/html, a body that is not JSON" in r["msg"]
     assert "Sign in - Corp Proxy" in r["msg"]
