@@ -40,7 +40,6 @@ try:
     import requests
     from requests import exceptions as rexc
     from requests.adapters import HTTPAdapter
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 except ImportError:
     HAS_REQUESTS = False
     REQUESTS_IMPORT_ERROR = traceback.format_exc()
@@ -251,48 +250,46 @@ def _track(sock, phase=None):
         watchdog.add(sock)
 
 
-if HAS_REQUESTS:
+def _tracked_connection(base):
+    """A subclass of urllib3's connection class ``base`` whose sockets the current watchdog can shut down."""
 
-    class _TrackedHTTPConnection(HTTPConnectionPool.ConnectionCls):
-        """A connection whose socket the current request's watchdog can shut down."""
-
+    class Tracked(base):
         def _new_conn(self):
-            sock = super(_TrackedHTTPConnection, self)._new_conn()
+            sock = super(Tracked, self)._new_conn()
             _track(sock)  # before a TLS handshake, which a trickling peer can stretch too
             return sock
 
         def getresponse(self, *args, **kwargs):
             _track(self.sock, "waiting for the status line and headers")
-            resp = super(_TrackedHTTPConnection, self).getresponse(*args, **kwargs)
+            resp = super(Tracked, self).getresponse(*args, **kwargs)
             watchdog = getattr(_current, "watchdog", None)
             if watchdog is not None:
                 watchdog.phase = "reading the body"
             return resp
 
-    class _TrackedHTTPSConnection(HTTPSConnectionPool.ConnectionCls):
-        def _new_conn(self):
-            sock = super(_TrackedHTTPSConnection, self)._new_conn()
-            _track(sock)
-            return sock
+    return Tracked
 
-        def getresponse(self, *args, **kwargs):
-            _track(self.sock, "waiting for the status line and headers")
-            resp = super(_TrackedHTTPSConnection, self).getresponse(*args, **kwargs)
-            watchdog = getattr(_current, "watchdog", None)
-            if watchdog is not None:
-                watchdog.phase = "reading the body"
-            return resp
 
-    class _TrackedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = _TrackedHTTPConnection
+_TRACKED_POOLS = {}
 
-    class _TrackedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = _TrackedHTTPSConnection
+
+def _tracked_pool(base):
+    """urllib3's pool class ``base`` with tracked connections (made once; taken from requests' own
+    pool manager, so the collection needs no urllib3 import of its own)."""
+    if base not in _TRACKED_POOLS:
+        _TRACKED_POOLS[base] = type(
+            "Tracked" + base.__name__, (base,), {"ConnectionCls": _tracked_connection(base.ConnectionCls)}
+        )
+    return _TRACKED_POOLS[base]
+
+
+if HAS_REQUESTS:
 
     class _TrackedAdapter(HTTPAdapter):
         def init_poolmanager(self, *args, **kwargs):
             super(_TrackedAdapter, self).init_poolmanager(*args, **kwargs)
-            self.poolmanager.pool_classes_by_scheme = {"http": _TrackedHTTPPool, "https": _TrackedHTTPSPool}
+            pools = self.poolmanager.pool_classes_by_scheme
+            self.poolmanager.pool_classes_by_scheme = {scheme: _tracked_pool(cls) for scheme, cls in pools.items()}
 
 
 class HttpClient:

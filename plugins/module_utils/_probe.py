@@ -379,6 +379,11 @@ class Probe:
                     return
                 kind, msg = describe_transport_error(exc, "POST", url, budget)
                 q.put(("error", HttpError(kind, msg), clock()))
+            finally:
+                # A finished stream's connection goes back to the pool: its watchdog must not fire
+                # later on the next request that reuses the socket.
+                if holder.get("resp") is not None:
+                    holder["resp"].watchdog.cancel()
 
         state = StreamState(o["api"])
         t_req = clock()

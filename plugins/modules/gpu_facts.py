@@ -18,7 +18,7 @@ description:
     backs the P(ddtree.sglang.gpu_class#filter) filter.
   - Fails, quoting what nvidia-smi said and its exit code, when nvidia-smi is missing or fails (for example
     when the NVIDIA driver is not loaded), and names the likely fix.
-  - Fails when nvidia-smi does not finish within O(timeout) (it is killed), naming the timeout: a GPU that
+  - Fails when nvidia-smi does not finish within O(timeout) (it is killed), naming the timeout. A GPU that
     has fallen off the bus or a hung driver makes nvidia-smi hang instead of failing.
   - By default also fails when the GPUs match no class or the host mixes GPU models. With
     O(fail_on_unknown_class=false) it returns C(gpu_class=null) and a warning instead, so that a class set in

@@ -48,8 +48,8 @@ options:
       - Base URL of the server, without a path, for example C(http://127.0.0.1:30000).
       - The probe adds C(/v1/...) itself; a base_url ending in C(/v1) (as OpenAI clients take it) gets a
         warning, and a failure's message says to drop it.
-      - Redirects are not followed but named with their C(Location) (a POST that followed a 301 or 302
-        would turn into a GET): set base_url to the address the server answers at.
+      - "Redirects are not followed but named with their C(Location) (a POST that followed a 301 or 302
+        would turn into a GET): set base_url to the address the server answers at."
     type: str
     required: true
   api:
@@ -97,7 +97,7 @@ options:
       - Budget of the probe proper in seconds (model lookup, request, reading the answer, server facts),
         after any O(wait_ready) wait. The thresholds usually decide first; this bounds a probe with the
         thresholds turned off.
-      - A wall-clock deadline over every request, enforced whatever the server does byte by byte: a
+      - A wall-clock deadline over every request, enforced whatever the server does byte by byte. A
         server (or proxy) that trickles its answers one byte at a time is cut at the deadline, and the
         message names the request that was awaited and the time spent on it. The module ends within
         O(wait_ready) + O(timeout) seconds of starting the probe.
@@ -340,7 +340,7 @@ http_status:
   sample: 200
 transport_error:
   description:
-    - Kind of transport failure, if any: V(refused), V(reset), V(timeout), V(dns), V(tls), V(connect). Set
+    - Kind of transport failure, if any (V(refused), V(reset), V(timeout), V(dns), V(tls), V(connect)). Set
       whenever no HTTP answer came, whichever request it was (readiness, model lookup, completion); null
       when an HTTP answer came (RV(http_status) has it).
   returned: always

@@ -29,6 +29,16 @@ PLAYBOOK = """
 """
 
 
+NOOP = """
+- name: Nothing
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Ping
+      ansible.builtin.ping:
+"""
+
+
 def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(trickle_server, tmp_path):
     server = trickle_server(interval=1.0)
     playbook = tmp_path / "probe.yml"
@@ -69,5 +79,14 @@ def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(tric
         f"cannot list models (to pick one; or set model): GET {server.base_url}/v1/models timed out: "
         "no complete answer within 8 s ("
     ), result["msg"]
-    assert took <= 11, f"ansible-playbook took {took:.1f} s against a trickling server (bound: 11 s)"
+    if took > 11:
+        # Say how much of it was Ansible itself on this machine right now, for whoever reads the failure.
+        playbook.write_text(NOOP)
+        start = time.monotonic()
+        subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+        noop = time.monotonic() - start
+        raise AssertionError(
+            f"ansible-playbook took {took:.1f} s against a trickling server (bound: 11 s); the module itself "
+            f"{result['elapsed_s']} s, and a no-op playbook takes {noop:.1f} s on this machine now"
+        )
     assert result["elapsed_s"] <= 8.5, result["elapsed_s"]
