@@ -652,8 +652,7 @@ def _pieces(resp):
     read1 = getattr(resp.raw, "read1", None)
     if read1 is None:
         chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
-        for chunk in resp.iter_content(chunk_size=None if chunked else 1):
-            yield chunk
+        yield from resp.iter_content(chunk_size=None if chunked else 1)
         return
     while True:
         chunk = read1(65536)
