@@ -13,8 +13,10 @@ description:
   - Maps an NVIDIA GPU to the class id that selects its SGLang settings (C(ampere_48g), C(ada_48g), C(hopper_80g),
     C(hopper_141g), C(blackwell_rtx_96g), C(blackwell_dc_180g)).
   - Uses the same table as the M(ddtree.sglang.gpu_facts) module, so the filter and the module never disagree.
-  - Given a name, matches the name only. Given the C(gpus) list of M(ddtree.sglang.gpu_facts), also cross-checks
-    each GPU's compute capability and memory, and fails when the host mixes GPU models.
+  - Given a name, matches the name only, and refuses a name whose memory it cannot know (a model sold with memory
+    sizes outside its class, such as C(NVIDIA GH200 480GB), the 96 GB part). Given the C(gpus) list of
+    M(ddtree.sglang.gpu_facts), also cross-checks each GPU's compute capability and memory, and fails when the host
+    mixes GPU models.
   - An unknown GPU, a name that contradicts its compute capability or memory, or a mixed host raises an error that
     names the GPU, lists the known classes and says to set C(sglang_gpu_class) in the inventory.
 options:

@@ -18,6 +18,7 @@ compute capability and the memory size: a name pattern alone would, for example,
 from __future__ import absolute_import, division, print_function
 
 import re
+import subprocess
 from collections import namedtuple
 
 # The exact query the gpu_facts module runs; the field order is the parser's contract.
@@ -31,7 +32,12 @@ NVIDIA_SMI_ARGS = (
 OVERRIDE_VARIABLE = "sglang_gpu_class"
 
 GpuClass = namedtuple("GpuClass", ["id", "summary"])
-GpuRule = namedtuple("GpuRule", ["class_id", "pattern", "compute_cap", "memory_mib", "reason"])
+# name_memory: for a model sold with memory sizes outside the class, a pattern the name must also
+# match when the memory is not known (a bare name given to the gpu_class filter); None when the
+# name alone fixes the memory.
+GpuRule = namedtuple(
+    "GpuRule", ["class_id", "pattern", "compute_cap", "memory_mib", "reason", "name_memory"], defaults=(None,)
+)
 
 # Class ids, in the order docs and error messages list them. The summary says what the class
 # stands for; the settings themselves live in roles/sglang/vars/gpu_classes.yml.
@@ -102,7 +108,10 @@ GPU_RULES = (
         "9.0",
         (139000, 150000),
         "GH200 141/144 GB HBM3e variants: the Hopper die of a Grace Hopper superchip, sm90. The 96 GB "
-        "HBM3 GH200 fails the memory cross-check on purpose: it does not have the memory this class assumes.",
+        "HBM3 GH200 fails the memory cross-check on purpose: it does not have the memory this class assumes. "
+        "By name alone only '144G'/'141G' says which: 'GH200 480GB' is the superchip's total (96 GB HBM3 "
+        "plus 384 GB LPDDR5X), so a bare name without it is refused.",
+        r"\b14[14] ?GB?\b",
     ),
     GpuRule(
         "hopper_141g",
@@ -127,6 +136,47 @@ GPU_RULES = (
         "B200: datacenter Blackwell, sm100 (not sm120: different kernels), 180 GB HBM3e (183359 MiB).",
     ),
 )
+
+
+# nvidia-smi answers in well under a second with persistence mode on and within a few seconds
+# per GPU while the driver initialises without it; a GPU fallen off the bus or a wedged driver
+# makes it hang for good. 30 s covers an 8-GPU host initialising and still ends such a hang.
+NVIDIA_SMI_TIMEOUT = 30
+
+
+class NvidiaSmiTimeout(Exception):
+    """nvidia-smi did not finish within its timeout (it was killed)."""
+
+
+def run_nvidia_smi(path, timeout=NVIDIA_SMI_TIMEOUT):
+    """Run ``path`` with NVIDIA_SMI_ARGS; return (rc, stdout, stderr) or raise NvidiaSmiTimeout.
+
+    AnsibleModule.run_command has no timeout. On timeout the process is killed; one stuck in
+    the kernel (uninterruptible, as with a GPU fallen off the bus) may not die at once, so it
+    gets 2 s more and is then left behind rather than waited for. OSError (a path that cannot
+    be run) propagates.
+    """
+    proc = subprocess.Popen(
+        [path] + list(NVIDIA_SMI_ARGS),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        try:
+            proc.communicate(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        raise NvidiaSmiTimeout(
+            f"nvidia-smi ({path}) did not finish within {timeout:g} s (timeout) and was killed. A GPU that has "
+            "fallen off the bus or a hung NVIDIA driver does this: check 'dmesg | grep -i -e nvrm -e xid', "
+            "and reboot the host if a GPU is lost. Raise the gpu_facts timeout only for a host whose "
+            "nvidia-smi is known to be this slow."
+        ) from None
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
 class GpuError(Exception):
@@ -223,11 +273,19 @@ def identify(name, compute_cap=None, memory_total_mib=None):
         if not re.search(rule.pattern, name, re.IGNORECASE):
             continue
         problems = []
+        low, high = rule.memory_mib
         if compute_cap is not None and str(compute_cap) != rule.compute_cap:
             problems.append(f"compute capability {compute_cap}, expected {rule.compute_cap}")
-        low, high = rule.memory_mib
         if memory_total_mib is not None and not low <= int(memory_total_mib) <= high:
             problems.append(f"memory {memory_total_mib} MiB, expected {low}-{high} MiB")
+        if memory_total_mib is None and rule.name_memory and not re.search(rule.name_memory, name, re.IGNORECASE):
+            raise UnknownGpuError(
+                f"GPU {name!r} is a model sold with different memory sizes, and its name does not say which: "
+                f"class {rule.class_id} assumes {low}-{high} MiB, which not every variant has. Give the gpu_class "
+                "filter the gpus fact of ddtree.sglang.gpu_facts (it has memory_total_mib) instead of a bare name, "
+                f"or set {OVERRIDE_VARIABLE} in the inventory to the class whose settings fit this GPU. "
+                f"Known classes: {known_classes_text()}."
+            )
         if problems:
             raise UnknownGpuError(
                 f"GPU {name!r} looks like class {rule.class_id} by its name, but its {' and '.join(problems)}: "

@@ -11,22 +11,35 @@ transport failure or an error answer is turned into a short message that names t
     resp = client.request("GET", "/v1/models")        # a requests.Response (any status)
     data = client.get_json("/v1/models")              # parsed JSON, HttpError unless 2xx
 
-``HttpError.kind`` is one of ``refused``, ``reset``, ``timeout``, ``tls``, ``connect``,
-``http`` (a non-2xx answer: ``status`` and a cut ``body`` are set), ``invalid`` (an answer
-that is not the JSON asked for). ``HAS_REQUESTS`` is False when requests cannot be
-imported; modules then fail with ``missing_required_lib("requests")``.
+``HttpError.kind`` is one of ``refused``, ``reset``, ``timeout``, ``dns``, ``tls``, ``connect``
+(the transport kinds, ``TRANSPORT_KINDS``), ``http`` (a non-2xx answer: ``status`` and a cut
+``body`` are set; a 3xx names its ``Location``), ``invalid`` (an answer that is not the JSON asked
+for, or a bad URL). ``HAS_REQUESTS`` is False when requests cannot be imported; modules then fail
+with ``missing_required_lib("requests")``.
+
+``timeout`` is a wall-clock bound on the whole request: connecting, sending, the status line,
+the headers and the body. requests' own timeout bounds each socket read only, so a server that
+sends one byte a second would never trip it; here a watchdog timer shuts the request's socket
+down when the time is up, whatever the server does byte by byte, and the HttpError names the
+request, the time spent and what was still awaited. Redirects are not followed: they are
+named, with their ``Location`` (a POST that follows a 301/302 turns into a GET and fails as a
+confusing 405).
 """
 
 from __future__ import absolute_import, division, print_function
 
 import json
 import re
+import socket
+import threading
+import time
 import traceback
 import warnings
 
 try:
     import requests
     from requests import exceptions as rexc
+    from requests.adapters import HTTPAdapter
 except ImportError:
     HAS_REQUESTS = False
     REQUESTS_IMPORT_ERROR = traceback.format_exc()
@@ -37,6 +50,10 @@ else:
 # How much of a server's error body a message quotes: enough for a Python exception line.
 BODY_LIMIT = 300
 USER_AGENT = "ddtree.sglang"
+# Connecting to a live host takes milliseconds; 5 s leaves room for a loaded one.
+CONNECT_TIMEOUT = 5.0
+# Kinds of HttpError that mean no HTTP answer came (what llm_probe reports as transport_error).
+TRANSPORT_KINDS = ("refused", "reset", "timeout", "dns", "tls", "connect")
 
 
 class HttpError(Exception):
@@ -105,11 +122,26 @@ def error_text(body):
     return cut(msg)
 
 
+DNS_MARKERS = (
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "failed to resolve",
+    "no address associated with hostname",
+    "getaddrinfo failed",
+)
+
+
 def describe_transport_error(exc, method, url, timeout=None):
     """Map a requests exception to (kind, message); the message names the likely cause."""
     text = str(exc)
     low = text.lower()
     where = f"{method} {url}"
+    if any(marker in low for marker in DNS_MARKERS):
+        return "dns", (
+            f"cannot resolve the host name of {url}: {cut(text, 200)}. Check the name in base_url, "
+            "or use the IP address"
+        )
     if isinstance(exc, rexc.SSLError) or "certificate" in low or "ssl" in low:
         return "tls", (
             f"TLS error on {where}: {cut(text, 200)}. For a self-signed certificate set validate_certs=false, "
@@ -149,6 +181,117 @@ def _fmt(seconds):
     return (f"{seconds:.1f}").rstrip("0").rstrip(".")
 
 
+_current = threading.local()  # the Watchdog of the request this thread is making, if any
+
+
+def _shutdown(sock):
+    """Wake a read blocked on ``sock`` at once (close() alone would wait for the read to return)."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class Watchdog:
+    """The wall-clock deadline of one request: when it passes, the request's sockets are shut down.
+
+    The connection classes below hand every socket a request uses (a new one, or a kept-alive
+    one at the moment its answer is awaited) to the watchdog of the current thread; a blocked
+    read then returns at the deadline with an error that the client turns into a ``timeout``
+    HttpError naming the request, the time spent and the phase it was in.
+    """
+
+    def __init__(self, what, seconds):
+        self.what = what
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.fired = False
+        self.phase = "connecting"
+        self._socks = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, seconds), self.fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def add(self, sock):
+        with self._lock:
+            if sock is not None and sock not in self._socks:
+                self._socks.append(sock)
+            if self.fired:
+                _shutdown(sock)
+
+    def fire(self):
+        """Shut the request down now (at the deadline, or when its reader no longer needs it)."""
+        with self._lock:
+            self.fired = True
+            for sock in self._socks:
+                _shutdown(sock)
+
+    def cancel(self):
+        self._timer.cancel()
+
+    def spent(self):
+        return time.monotonic() - self.start
+
+    def error(self, url):
+        return HttpError(
+            "timeout",
+            f"{self.what} timed out: no complete answer within {_fmt(self.seconds)} s "
+            f"({_fmt(round(self.spent(), 1))} s spent, {self.phase})",
+            url=url,
+        )
+
+
+def _track(sock, phase=None):
+    watchdog = getattr(_current, "watchdog", None)
+    if watchdog is not None:
+        if phase:
+            watchdog.phase = phase
+        watchdog.add(sock)
+
+
+def _tracked_connection(base):
+    """A subclass of urllib3's connection class ``base`` whose sockets the current watchdog can shut down."""
+
+    class Tracked(base):
+        def _new_conn(self):
+            sock = super(Tracked, self)._new_conn()
+            _track(sock)  # before a TLS handshake, which a trickling peer can stretch too
+            return sock
+
+        def getresponse(self, *args, **kwargs):
+            _track(self.sock, "waiting for the status line and headers")
+            resp = super(Tracked, self).getresponse(*args, **kwargs)
+            watchdog = getattr(_current, "watchdog", None)
+            if watchdog is not None:
+                watchdog.phase = "reading the body"
+            return resp
+
+    return Tracked
+
+
+_TRACKED_POOLS = {}
+
+
+def _tracked_pool(base):
+    """urllib3's pool class ``base`` with tracked connections (made once; taken from requests' own
+    pool manager, so the collection needs no urllib3 import of its own)."""
+    if base not in _TRACKED_POOLS:
+        _TRACKED_POOLS[base] = type(
+            "Tracked" + base.__name__, (base,), {"ConnectionCls": _tracked_connection(base.ConnectionCls)}
+        )
+    return _TRACKED_POOLS[base]
+
+
+if HAS_REQUESTS:
+
+    class _TrackedAdapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super(_TrackedAdapter, self).init_poolmanager(*args, **kwargs)
+            pools = self.poolmanager.pool_classes_by_scheme
+            self.poolmanager.pool_classes_by_scheme = {scheme: _tracked_pool(cls) for scheme, cls in pools.items()}
+
+
 class HttpClient:
     """Requests to one server: ``base_url`` + path, with auth, TLS and timeout settings."""
 
@@ -159,6 +302,8 @@ class HttpClient:
         self.timeout = timeout
         self.validate_certs = validate_certs
         self.session = requests.Session()
+        self.session.mount("http://", _TrackedAdapter())
+        self.session.mount("https://", _TrackedAdapter())
         # A probe must not pick up a proxy from the controller's environment for a loopback server.
         self.session.trust_env = False
         self.session.headers["User-Agent"] = USER_AGENT
@@ -166,44 +311,87 @@ class HttpClient:
             self.session.headers["Authorization"] = "Bearer " + api_key
         for k, v in (headers or {}).items():
             self.session.headers[str(k)] = str(v)
+        self._watchdogs = []
+        self._lock = threading.Lock()
 
     def url(self, path):
         return self.base_url + "/" + path.lstrip("/")
 
     def request(self, method, path, json_body=None, timeout=None, stream=False):
-        """Send one request; returns the Response whatever its status, raises HttpError on transport failure."""
+        """Send one request; returns the Response whatever its status, raises HttpError on transport failure.
+
+        ``timeout`` (seconds, default the client's) bounds the whole request by the wall clock. With
+        ``stream=True`` the bound goes on while the caller reads the body: ``resp.watchdog`` is the
+        request's Watchdog (``fired`` tells a read error caused by the deadline), and ``abort()``
+        stops the read at once.
+        """
         url = self.url(path)
-        timeout = self.timeout if timeout is None else timeout
+        seconds = float(self.timeout if timeout is None else timeout)
+        if seconds <= 0:
+            raise HttpError("timeout", f"no time left for {method} {url} (its deadline has passed)", url=url)
+        watchdog = Watchdog(f"{method} {url}", seconds)
+        with self._lock:
+            self._watchdogs = [w for w in self._watchdogs if not w.fired] + [watchdog]
+        _current.watchdog = watchdog
         try:
             with warnings.catch_warnings():
                 # validate_certs=false is the user's informed choice; urllib3 would warn on every request.
                 warnings.simplefilter("ignore")
-                return self.session.request(
-                    method, url, json=json_body, timeout=timeout, stream=stream, verify=self.validate_certs
+                resp = self.session.request(
+                    method,
+                    url,
+                    json=json_body,
+                    # Per socket operation; the watchdog bounds the sum.
+                    timeout=(min(CONNECT_TIMEOUT, seconds), seconds),
+                    stream=stream,
+                    verify=self.validate_certs,
+                    allow_redirects=False,
                 )
         except rexc.RequestException as exc:
-            kind, msg = describe_transport_error(exc, method, url, timeout)
+            watchdog.cancel()
+            if watchdog.fired:
+                raise watchdog.error(url) from None
+            kind, msg = describe_transport_error(exc, method, url, seconds)
             raise HttpError(kind, msg, url=url) from exc
+        finally:
+            _current.watchdog = None
+        if stream:
+            resp.watchdog = watchdog
+            return resp
+        watchdog.cancel()
+        if watchdog.fired:
+            # A body without a length ends at the shutdown as if complete: it is not.
+            raise watchdog.error(url)
+        return resp
+
+    def abort(self):
+        """Stop every request of this client still in flight (a stream the caller no longer needs)."""
+        with self._lock:
+            watchdogs, self._watchdogs = self._watchdogs, []
+        for watchdog in watchdogs:
+            watchdog.cancel()
+            watchdog.fire()
 
     def get_json(self, path, timeout=None, method="GET", json_body=None):
         """Request and parse JSON; HttpError(kind='http') for a non-2xx answer, 'invalid' for non-JSON."""
         resp = self.request(method, path, json_body=json_body, timeout=timeout)
         url = self.url(path)
-        try:
-            body = resp.text
-        except rexc.RequestException as exc:
-            kind, msg = describe_transport_error(exc, method, url, timeout)
-            raise HttpError(kind, msg, url=url) from exc
+        body = resp.text
         if not 200 <= resp.status_code < 300:
-            raise http_status_error(method, url, resp.status_code, body)
+            raise http_status_error(method, url, resp.status_code, body, resp.headers.get("location"))
         try:
             return resp.json()
         except ValueError:
+            ctype = resp.headers.get("content-type") or "no content-type"
             raise HttpError(
-                "invalid", f"{method} {url} answered non-JSON: {cut(body, 120)}", resp.status_code
+                "invalid",
+                f"{method} {url} answered non-JSON ({resp.status_code}, {ctype}): {cut(body, 120)!r}",
+                resp.status_code,
             ) from None
 
     def close(self):
+        for watchdog in self._watchdogs:
+            watchdog.cancel()
         self.session.close()
 
 
@@ -220,9 +408,20 @@ STATUS_HINTS = {
 }
 
 
-def http_status_error(method, url, status, body):
-    """HttpError for a non-2xx answer: status, what it usually means, and the server's own words."""
+def http_status_error(method, url, status, body, location=None):
+    """HttpError for a non-2xx answer: status, what it usually means, and the server's own words.
+
+    A redirect (3xx) names where it points: the client does not follow it, since the URL it was
+    given is not where the server answers (http vs https, a proxy's path, a trailing slash).
+    """
     text = error_text(body)
+    if 300 <= status < 400:
+        msg = (
+            f"HTTP {status} redirect from {method} {url} to {location or '(no Location header)'}: "
+            "redirects are not followed (a POST would turn into a GET); set base_url to the address "
+            "the server answers at"
+        )
+        return HttpError("http", msg, status=status, body=text, url=url)
     hint = STATUS_HINTS.get(status, "unexpected status")
     msg = f"HTTP {status} from {method} {url} ({hint})"
     if text:

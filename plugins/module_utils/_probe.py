@@ -25,12 +25,12 @@ from __future__ import absolute_import, division, print_function
 import json
 import queue
 import re
-import socket
 import threading
 import time
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _degeneracy, _readiness
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
+    TRANSPORT_KINDS,
     HttpClient,
     HttpError,
     cut,
@@ -64,7 +64,15 @@ SERVER_INFO_KEYS = (
 )
 MODELS_TIMEOUT = 10.0
 INFO_TIMEOUT = 2.0
-CONNECT_TIMEOUT = 5.0
+# The returned text is for a human to read and for expect; the full text is still judged.
+# 4000 characters is some 1000 tokens, far more than a probe asks for by default (8).
+TEXT_LIMIT = 4000
+# How much of a body that is not an event stream the probe reads to quote it.
+QUOTE_BYTES = 2048
+V1_HINT = (
+    "base_url ends in /v1, so the probe asks {url}: give the server's root instead "
+    "(for example http://127.0.0.1:30000); the probe adds /v1/... itself"
+)
 
 
 def _r(x, nd=3):
@@ -152,6 +160,7 @@ class Probe:
             "model": o["model"],
             "stream": o["stream"],
             "text": "",
+            "text_truncated": False,
             "completion_tokens": 0,
             "prompt_tokens": None,
             "token_count_source": None,
@@ -171,11 +180,17 @@ class Probe:
             "warnings": [],
         }
         self.cut_by_verdict = False
+        self.full_text = ""  # text and reasoning as received; result["text"] is capped
         try:
             self._run()
         finally:
             self.client.close()
         res = self.result
+        if re.search(r"/v1$", self.base_url):
+            hint = V1_HINT.format(url=res["url"])
+            res["warnings"].append(hint)
+            if res["reasons"]:
+                res["reasons"].append(hint)
         res["failed"] = bool(res["reasons"])
         res["verdict"] = "fail" if res["failed"] else "pass"
         res["elapsed_s"] = _r(self.clock() - self.t0)
@@ -209,6 +224,8 @@ class Probe:
                 self._fail(
                     "server not ready after waiting {} s (wait_ready): {}".format(_num(o["wait_ready"]), r.detail)
                 )
+                self.result["transport_error"] = r.error
+                self.result["http_status"] = r.http_status
                 return
         self.deadline = self.clock() + o["timeout"]
         if not o["model"] and o["api"] != "generate":
@@ -217,6 +234,8 @@ class Probe:
             except HttpError as exc:
                 self._fail(f"cannot list models (to pick one; or set model): {exc.message}")
                 self.result["http_status"] = exc.status
+                if exc.kind in TRANSPORT_KINDS:
+                    self.result["transport_error"] = exc.kind
                 return
         transport_failed = self._request()
         self._judge()
@@ -227,9 +246,7 @@ class Probe:
         return self.deadline - self.clock()
 
     def _first_model(self):
-        data = self.client.get_json(
-            "/v1/models", timeout=(CONNECT_TIMEOUT, max(0.5, min(MODELS_TIMEOUT, self._left())))
-        )
+        data = self.client.get_json("/v1/models", timeout=min(MODELS_TIMEOUT, self._left()))
         models = data.get("data") if isinstance(data, dict) else None
         if not models:
             raise HttpError("invalid", f"GET {self.base_url}/v1/models lists no models")
@@ -274,22 +291,21 @@ class Probe:
                 limit, judged = bound, True
         t_req = self.clock()
         try:
-            resp = self.client.request(
-                "POST", path, json_body=self._payload(), timeout=(min(CONNECT_TIMEOUT, limit), limit)
-            )
+            resp = self.client.request("POST", path, json_body=self._payload(), timeout=limit)
             body = resp.text
         except HttpError as exc:
             return self._transport_failure(exc, judged, limit)
-        except Exception as exc:  # a body that broke off: requests raises its own exceptions here
-            kind, msg = describe_transport_error(exc, "POST", self.client.url(path), limit)
-            return self._transport_failure(HttpError(kind, msg), judged, limit)
         t_end = self.clock()
         self.result["http_status"] = resp.status_code
         self.result["total_s"] = _r(t_end - t_req)
         if resp.status_code != 200:
-            self._fail(http_status_error("POST", self.client.url(path), resp.status_code, body).message)
+            self._fail(
+                http_status_error(
+                    "POST", self.client.url(path), resp.status_code, body, resp.headers.get("location")
+                ).message
+            )
             return False
-        event = self._whole_answer(body, self.client.url(path))
+        event = self._whole_answer(body, self.client.url(path), resp.headers.get("content-type"))
         if event is None:
             return False
         state = StreamState(o["api"])
@@ -307,11 +323,12 @@ class Probe:
                 )
             )
         elif exc.kind == "timeout":
-            self._fail("no answer within the probe's timeout of {} s: {}".format(_num(o["timeout"]), exc.message))
+            self._fail("probe timed out after {} s (timeout): {}".format(_num(o["timeout"]), exc.message))
         else:
             self._fail(exc.message)
-        self.result["transport_error"] = exc.kind
-        return exc.kind in ("refused", "tls", "connect", "invalid") or exc.kind == "timeout"
+        if exc.kind in TRANSPORT_KINDS:
+            self.result["transport_error"] = exc.kind
+        return exc.kind in TRANSPORT_KINDS
 
     def _request_stream(self):
         o = self.o
@@ -325,38 +342,48 @@ class Probe:
 
         def worker():
             try:
-                # The main thread keeps the deadlines; the socket timeouts only back them up, so they
-                # run a little longer than the budget and never decide a verdict themselves.
-                resp = self.client.request(
-                    "POST", path, json_body=payload, timeout=(min(CONNECT_TIMEOUT, budget) + 1, budget + 1), stream=True
-                )
+                # The main thread keeps the deadlines and aborts the read when one passes; the request's
+                # own wall-clock bound only backs them up, so it runs a little longer than the budget
+                # and never decides a verdict itself.
+                resp = self.client.request("POST", path, json_body=payload, timeout=budget + 1, stream=True)
                 holder["resp"] = resp
                 q.put(("response", resp.status_code, clock()))
                 if resp.status_code != 200:
-                    q.put(("status", resp.text, clock()))
+                    q.put(("status", (resp.text, resp.headers.get("location")), clock()))
                     return
                 ctype = resp.headers.get("content-type", "").lower()
                 if "json" in ctype and "event-stream" not in ctype:
                     # A server that ignored "stream": the whole answer as one JSON body.
-                    body = resp.text
-                    q.put(("whole", body, clock()))
+                    q.put(("whole", (resp.text, ctype), clock()))
                     return
-                te = resp.headers.get("transfer-encoding", "").lower()
-                # Chunked: each HTTP chunk as it comes. Otherwise read byte-wise so nothing waits for a full buffer.
-                size = None if "chunked" in te else 1
+                if ctype and "event-stream" not in ctype:
+                    # A proxy's page, a login form: not what was asked for; quote its start.
+                    q.put(("not_sse", (ctype, _read_some(resp, QUOTE_BYTES)), clock()))
+                    return
                 parser = SSEParser()
-                for chunk in resp.iter_content(chunk_size=size):
+                for chunk in _pieces(resp):
                     t = clock()
                     for data in parser.feed(chunk):
                         q.put(("data", data, t))
+                if resp.watchdog.fired:  # a body without a length "ends" when the deadline shuts it
+                    raise resp.watchdog.error(url)
                 for data in parser.close():
                     q.put(("data", data, clock()))
                 q.put(("eof", None, clock()))
             except HttpError as exc:
                 q.put(("error", exc, clock()))
-            except Exception as exc:  # requests' mid-stream errors, or the probe closing the response
+            except Exception as exc:  # requests' and urllib3's mid-stream errors, or the probe's abort
+                resp = holder.get("resp")
+                if resp is not None and resp.watchdog.fired:
+                    q.put(("error", resp.watchdog.error(url), clock()))
+                    return
                 kind, msg = describe_transport_error(exc, "POST", url, budget)
                 q.put(("error", HttpError(kind, msg), clock()))
+            finally:
+                # A finished stream's connection goes back to the pool: its watchdog must not fire
+                # later on the next request that reuses the socket.
+                if holder.get("resp") is not None:
+                    holder["resp"].watchdog.cancel()
 
         state = StreamState(o["api"])
         t_req = clock()
@@ -392,7 +419,16 @@ class Probe:
                 if kind == "response":
                     self.result["http_status"] = value
                 elif kind == "status":
-                    self._fail(http_status_error("POST", url, self.result["http_status"], value).message)
+                    body, location = value
+                    self._fail(http_status_error("POST", url, self.result["http_status"], body, location).message)
+                    return False
+                elif kind == "not_sse":
+                    ctype, head = value
+                    self._fail(
+                        f"POST {url} answered 200 with content-type {ctype}, not an event stream "
+                        f"(a proxy or another service on that port?): {cut(head, 200)!r}"
+                    )
+                    self.cut_by_verdict = True
                     return False
                 elif kind == "error":
                     self.result["transport_error"] = value.kind
@@ -401,7 +437,7 @@ class Probe:
                         self._fail(f"stream broke off after {state.completion_tokens} token(s): {value.message}")
                         return False
                     self._fail(value.message)
-                    return value.kind in ("refused", "tls", "connect", "invalid", "timeout")
+                    return value.kind in TRANSPORT_KINDS
                 elif kind == "data":
                     ev = interpret(o["api"], value)
                     state.add(ev, t)
@@ -412,7 +448,7 @@ class Probe:
                 elif kind == "eof":
                     outcome, t_end = "eof", t
                 elif kind == "whole":
-                    ev = self._whole_answer(value, url)
+                    ev = self._whole_answer(value[0], url, value[1])
                     if ev is None:
                         return False
                     state.add(ev, t)
@@ -423,7 +459,8 @@ class Probe:
                     )
         finally:
             if outcome not in ("done", "eof"):
-                _abort(holder.get("resp"))
+                # Stop the worker's read now: it may be blocked on a server that trickles.
+                self.client.abort()
         self._take_state(state, t_req, t_end)
         res = self.result
         self.cut_by_verdict = self.cut_by_verdict or outcome in ("ttft", "decode", "budget")
@@ -445,8 +482,12 @@ class Probe:
                 f"(first token after {_num(res['ttft_s'])} s)"
             )
         elif outcome == "budget":
+            waiting = "the status line and headers" if not res["http_status"] else "the event stream"
+            if not res["http_status"]:
+                res["transport_error"] = "timeout"  # no HTTP answer came at all
             self._fail(
-                f"probe timed out after {_num(o['timeout'])} s (timeout) with {state.completion_tokens} token(s)"
+                f"probe timed out after {_num(o['timeout'])} s (timeout) waiting on POST {url} "
+                f"({_num(t_end - t_req)} s spent on it, {waiting}) with {state.completion_tokens} token(s)"
             )
         elif outcome == "error":
             self._fail(f"error in the stream after {state.completion_tokens} token(s): {cut(state.error, 300)}")
@@ -461,12 +502,15 @@ class Probe:
             )
         return False
 
-    def _whole_answer(self, body, url):
+    def _whole_answer(self, body, url, ctype=None):
         """A non-streamed JSON answer as one StreamEvent, or None (failure recorded) when it is not JSON."""
         try:
             data = json.loads(body)
         except ValueError:
-            self._fail(f"POST {url} answered 200 with a body that is not JSON: {cut(body, 120)}")
+            self._fail(
+                f"POST {url} answered 200 with content-type {ctype or '(none)'}, a body that is not JSON "
+                f"(a proxy or another service on that port?): {cut(body, 200)!r}"
+            )
             self.cut_by_verdict = True  # nothing was read: thresholds would only repeat this
             return None
         if self.o["api"] == "generate":
@@ -478,9 +522,11 @@ class Probe:
     def _take_state(self, state, t_req, t_end):
         res = self.result
         o = self.o
-        res["text"] = state.text
+        res["text"], res["text_truncated"] = _capped(state.text)
+        self.full_text = state.text + state.reasoning
         if state.reasoning:
-            res["reasoning_text"] = state.reasoning
+            res["reasoning_text"], cut_reasoning = _capped(state.reasoning)
+            res["text_truncated"] = res["text_truncated"] or cut_reasoning
         res["completion_tokens"] = state.completion_tokens
         res["token_count_source"] = (
             state.token_source if (state.content_chunks or state.usage or state.meta_tokens) else None
@@ -514,7 +560,7 @@ class Probe:
         answered = res["http_status"] == 200
         if not answered:
             return
-        text = res["text"] + res.get("reasoning_text", "")
+        text = self.full_text
         if res["completion_tokens"] or res["finish_reason"] or not res["reasons"]:
             deg, why = _degeneracy.check(text)
             res["degenerate"], res["degenerate_reason"] = deg, why
@@ -568,7 +614,7 @@ class Probe:
             if left <= 0.2:
                 return
             try:
-                data = self.client.get_json(path, timeout=(min(CONNECT_TIMEOUT, left), min(INFO_TIMEOUT, left)))
+                data = self.client.get_json(path, timeout=min(INFO_TIMEOUT, left))
             except HttpError as exc:
                 if exc.kind == "http" and exc.status in (404, 405):
                     continue
@@ -596,22 +642,40 @@ class Probe:
                 }
 
 
-def _abort(resp):
-    """Stop the worker reading a stream the verdict no longer needs.
+def _pieces(resp):
+    """The body of a streamed response as it arrives, in pieces of any size, linear in its length.
 
-    ``resp.close()`` would wait for the worker's blocked read (the buffered reader's lock), up to
-    the server's next byte; shutting the socket down wakes that read at once. Best effort: when
-    the socket is out of reach the daemon worker is left to end with the process.
+    ``read1`` returns what one read of the socket brings (up to 64 KiB), so an event is handed
+    on as soon as it is in, and a 5 MB event costs a few hundred reads, not five million.
+    urllib3 before 2.0 has no ``read1``: there, HTTP chunks as they come (chunked) or small reads.
     """
-    if resp is None:
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:
+        chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+        yield from resp.iter_content(chunk_size=None if chunked else 1)
         return
-    sock = getattr(getattr(resp.raw, "_connection", None), "sock", None)
-    if sock is None:
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except (OSError, ValueError):
-        pass
+    while True:
+        chunk = read1(65536)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _read_some(resp, limit):
+    """Up to ``limit`` bytes of a body, as text, for a quote."""
+    got = b""
+    for chunk in _pieces(resp):
+        got += chunk
+        if len(got) >= limit:
+            break
+    return got[:limit].decode("utf-8", "replace")
+
+
+def _capped(text):
+    """(text cut to TEXT_LIMIT characters, whether it was cut)."""
+    if len(text) <= TEXT_LIMIT:
+        return text, False
+    return text[:TEXT_LIMIT], True
 
 
 def _spec_from_meta(meta):

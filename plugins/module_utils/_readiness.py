@@ -11,6 +11,8 @@ API (used by the llm_probe module's ``wait_ready`` and by the sglang_wait module
     r.http_status   # int, or None when no HTTP answer came
     r.detail        # short text for a human: "200 ready", "503 starting", "connection refused ..."
     r.elapsed       # seconds the poll took
+    r.error         # the HttpError kind of a transport failure (refused, reset, timeout, dns,
+                    # tls, connect), else None
 
     r = wait(base_url, seconds, interval=1.0, **poll_kwargs)   # poll until ready or time is up
 
@@ -25,7 +27,8 @@ Phases, in the order a starting SGLang goes through them:
 ``poll`` never raises for a server problem. It needs requests: this module imports without it
 (as ansible-test's import check wants), so callers check ``HAS_REQUESTS`` first and fail with
 ``missing_required_lib("requests")`` and ``REQUESTS_IMPORT_ERROR``; ``poll`` raises ImportError
-otherwise. It makes exactly one request, bounded by ``timeout``.
+otherwise. It makes exactly one request, bounded by ``timeout`` on the wall clock (a server that
+trickles its answer a byte at a time is cut at ``timeout``, see ``_http``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -34,7 +37,12 @@ import time
 from collections import namedtuple
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _http
-from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError, error_text
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
+    HttpClient,
+    HttpError,
+    error_text,
+    http_status_error,
+)
 
 # For callers: check before polling, fail with missing_required_lib("requests") when False.
 HAS_REQUESTS = _http.HAS_REQUESTS
@@ -43,7 +51,7 @@ REQUESTS_IMPORT_ERROR = _http.REQUESTS_IMPORT_ERROR
 PHASES = ("refused", "starting", "unhealthy", "ready")
 
 
-class Readiness(namedtuple("Readiness", ["phase", "http_status", "detail", "elapsed"])):
+class Readiness(namedtuple("Readiness", ["phase", "http_status", "detail", "elapsed", "error"], defaults=(None,))):
     __slots__ = ()
 
     @property
@@ -70,14 +78,15 @@ def poll(base_url, path="/health", timeout=5.0, api_key=None, validate_certs=Tru
             body = resp.text
         except HttpError as exc:
             phase = "refused" if exc.kind == "refused" else "unhealthy"
-            return Readiness(phase, None, exc.message, round(time.monotonic() - start, 3))
-        except Exception as exc:  # a body that broke off mid-read, and the like
-            return Readiness("unhealthy", None, f"reading {path} failed: {exc}", round(time.monotonic() - start, 3))
+            return Readiness(phase, None, exc.message, round(time.monotonic() - start, 3), exc.kind)
         status = resp.status_code
         if 200 <= status < 300:
             phase, detail = "ready", f"{status} ready"
         elif status == 503:
             phase, detail = "starting", "503 starting"
+        elif 300 <= status < 400:
+            phase = "unhealthy"
+            detail = http_status_error("GET", client.url(path), status, body, resp.headers.get("location")).message
         else:
             phase, detail = "unhealthy", f"{status} from {path}"
             text = error_text(body)
@@ -92,8 +101,9 @@ def poll(base_url, path="/health", timeout=5.0, api_key=None, validate_certs=Tru
 def wait(base_url, seconds, interval=1.0, on_poll=None, **kwargs):
     """Poll until ready or ``seconds`` have passed; returns the last Readiness (its elapsed = total wait).
 
-    Each poll's timeout is cut to the time left, so the wait never overruns ``seconds`` by more
-    than the connect time of one request. ``on_poll(readiness)`` is called after every poll.
+    Each poll's timeout is cut to the time left and bounds the poll on the wall clock, so the
+    wait ends by ``seconds`` (plus at most 0.2 s for a last poll). ``on_poll(readiness)`` is
+    called after every poll.
     """
     start = time.monotonic()
     timeout = kwargs.pop("timeout", 5.0)

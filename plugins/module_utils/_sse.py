@@ -23,51 +23,65 @@ may omit usage; any of them may send ``data: {"error": ...}`` in the middle of a
 from __future__ import absolute_import, division, print_function
 
 import json
+import re
 
+_LINE_END = re.compile(b"[\r\n]")
 APIS = ("completions", "chat", "generate")
 
 
 class SSEParser:
-    """Incremental SSE parser: ``feed(bytes)`` returns the data of each event completed so far."""
+    """Incremental SSE parser: ``feed(bytes)`` returns the data of each event completed so far.
+
+    Linear in the input however it is cut: the buffer is a bytearray appended to in place, each
+    byte is scanned for a line end once, and consumed lines are dropped once per ``feed`` (a 5 MB
+    event fed one byte at a time must not cost 5 MB of copying per byte).
+    """
 
     def __init__(self):
-        self._buf = b""
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf already known to hold no line end
         self._data = []
-        self._pending_cr = False
 
     def feed(self, chunk):
         if not chunk:
             return []
-        self._buf += chunk
+        buf = self._buf
+        buf += chunk
         events = []
-        while True:
-            idx = -1
-            for sep in (b"\n", b"\r"):
-                i = self._buf.find(sep)
-                if i != -1 and (idx == -1 or i < idx):
-                    idx = i
-            if idx == -1:
+        start = 0
+        pos = self._scanned
+        n = len(buf)
+        while pos < n:
+            m = _LINE_END.search(buf, pos)
+            if m is None:
+                pos = n
                 break
-            line = self._buf[:idx]
+            idx = m.start()
             end = idx + 1
-            if self._buf[idx : idx + 1] == b"\r":
-                if end < len(self._buf):
-                    if self._buf[end : end + 1] == b"\n":
+            if buf[idx] == 0x0D:
+                if end < n:
+                    if buf[end] == 0x0A:
                         end += 1
                 else:
-                    break  # a lone \r at the end: wait to see whether \n follows
-            self._buf = self._buf[end:]
-            ev = self._line(line)
+                    pos = idx  # a lone \r at the end: wait to see whether \n follows
+                    break
+            ev = self._line(bytes(buf[start:idx]))
             if ev is not None:
                 events.append(ev)
+            start = pos = end
+        if start:
+            del buf[:start]
+            pos -= start
+        self._scanned = pos
         return events
 
     def close(self):
         """End of stream: deliver what is pending even without the final blank line."""
         events = []
         if self._buf:
-            ev = self._line(self._buf.rstrip(b"\r"))
-            self._buf = b""
+            ev = self._line(bytes(self._buf).rstrip(b"\r"))
+            self._buf = bytearray()
+            self._scanned = 0
             if ev is not None:
                 events.append(ev)
         if self._data:

@@ -18,6 +18,8 @@ description:
     backs the P(ddtree.sglang.gpu_class#filter) filter.
   - Fails, quoting what nvidia-smi said and its exit code, when nvidia-smi is missing or fails (for example
     when the NVIDIA driver is not loaded), and names the likely fix.
+  - Fails when nvidia-smi does not finish within O(timeout) (it is killed), naming the timeout. A GPU that
+    has fallen off the bus or a hung driver makes nvidia-smi hang instead of failing.
   - By default also fails when the GPUs match no class or the host mixes GPU models. With
     O(fail_on_unknown_class=false) it returns C(gpu_class=null) and a warning instead, so that a class set in
     the inventory (C(sglang_gpu_class)) can be used for a GPU the table does not know.
@@ -52,6 +54,13 @@ options:
         Use this when the inventory sets C(sglang_gpu_class).
     type: bool
     default: true
+  timeout:
+    description:
+      - Seconds nvidia-smi may run before it is killed and the module fails, naming the timeout.
+      - The default 30 covers a host whose driver initialises 8 GPUs (without persistence mode nvidia-smi
+        takes a few seconds per GPU); a healthy host with persistence mode answers in well under a second.
+    type: int
+    default: 30
 notes:
   - The C(compute_cap) query field needs NVIDIA driver 510 or newer.
 seealso:
@@ -136,11 +145,13 @@ stderr:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gpu import (  # noqa: E402
-    NVIDIA_SMI_ARGS,
+    NVIDIA_SMI_TIMEOUT,
     GpuError,
     NvidiaSmiParseError,
+    NvidiaSmiTimeout,
     classify,
     parse_nvidia_smi,
+    run_nvidia_smi,
 )
 
 # Where nvidia-smi lives when PATH of a non-login ssh session misses it.
@@ -201,7 +212,9 @@ class GpuFacts:
     def run(self):
         path = self.find_nvidia_smi()
         try:
-            rc, out, err = self.module.run_command([path] + list(NVIDIA_SMI_ARGS), handle_exceptions=False)
+            rc, out, err = run_nvidia_smi(path, self.params["timeout"])
+        except NvidiaSmiTimeout as exc:
+            self.module.fail_json(msg=str(exc), nvidia_smi_path=path)
         except OSError as exc:
             # an executable that cannot be started: missing, not executable, wrong architecture
             self.module.fail_json(
@@ -237,9 +250,12 @@ def main():
         argument_spec=dict(
             nvidia_smi_path=dict(type="path"),
             fail_on_unknown_class=dict(type="bool", default=True),
+            timeout=dict(type="int", default=NVIDIA_SMI_TIMEOUT),
         ),
         supports_check_mode=True,
     )
+    if module.params["timeout"] < 1:
+        module.fail_json(msg=f"timeout must be at least 1 second, got {module.params['timeout']}")
     GpuFacts(module).run()
 
 

@@ -47,6 +47,10 @@ options:
   base_url:
     description:
       - Base URL of the server, without a path, for example C(http://127.0.0.1:30000).
+      - The probe adds C(/v1/...) itself; a base_url ending in C(/v1) (as OpenAI clients take it) gets a
+        warning, and a failure's message says to drop it.
+      - "Redirects are not followed but named with their C(Location) (a POST that followed a 301 or 302
+        would turn into a GET): set base_url to the address the server answers at."
     type: str
     required: true
   api:
@@ -94,12 +98,18 @@ options:
       - Budget of the probe proper in seconds (model lookup, request, reading the answer, server facts),
         after any O(wait_ready) wait. The thresholds usually decide first; this bounds a probe with the
         thresholds turned off.
+      - A wall-clock deadline over every request, enforced whatever the server does byte by byte. A
+        server (or proxy) that trickles its answers one byte at a time is cut at the deadline, and the
+        message names the request that was awaited and the time spent on it. The module ends within
+        O(wait_ready) + O(timeout) seconds of starting the probe.
     type: float
     default: 30.0
   wait_ready:
     description:
       - Seconds to wait for the server to become ready before probing. Connection refused, HTTP 503 and any
         other failing answer from O(ready_path) are retried until then. V(0) probes at once.
+      - Each readiness request is bounded by the time left on the wall clock, so the wait ends by then even
+        against a server that trickles its answer.
     type: float
     default: 0.0
   ready_path:
@@ -168,7 +178,9 @@ notes:
     C(stream_options.include_usage)), from C(/generate)'s C(meta_info), or else one token per non-empty
     stream chunk (RV(token_count_source) says which).
   - Server facts (RV(server), RV(spec)) come from SGLang's C(/server_info) or C(/get_server_info) when it
-    answers within 2 s; they are left empty for other servers.
+    answers within 2 s (on the wall clock, and within O(timeout)); they are left empty for other servers.
+  - A 200 answer that is not what was asked for (an HTML page of a proxy or login portal instead of an event
+    stream or JSON) fails naming its content type, with a short quote of what came back.
   - See C(docs/probe.md) in the collection for how to read a verdict.
 seealso:
   - module: ddtree.sglang.sglang_wait
@@ -254,12 +266,20 @@ stream:
   type: bool
   sample: true
 text:
-  description: The answer's text (empty when none came).
+  description:
+    - The answer's text (empty when none came), cut to its first 4000 characters (RV(text_truncated)
+      says so). The checks (degeneracy, O(expect)) judge the whole text.
   returned: always
   type: str
   sample: The capital of France is Paris. It lies
+text_truncated:
+  description: Whether RV(text) (or RV(reasoning_text)) was cut to 4000 characters.
+  returned: always
+  type: bool
+  sample: false
 reasoning_text:
-  description: Reasoning text of a chat answer (C(reasoning_content)) when the server separates it.
+  description:
+    - Reasoning text of a chat answer (C(reasoning_content)) when the server separates it, cut to 4000 characters.
   returned: when the server sent reasoning content
   type: str
   sample: Okay, the user greets me
@@ -314,13 +334,17 @@ degenerate_reason:
   type: str
   sample: 8 x '!'
 http_status:
-  description: HTTP status of the completion request (null when no HTTP answer came).
+  description:
+    - HTTP status of the completion request, or of the request that failed before it (model lookup,
+      readiness); null when no HTTP answer came.
   returned: always
   type: int
   sample: 200
 transport_error:
-  description: >-
-    Kind of transport failure, if any: V(refused), V(reset), V(timeout), V(tls), V(connect), V(invalid).
+  description:
+    - Kind of transport failure, if any (V(refused), V(reset), V(timeout), V(dns), V(tls), V(connect)). Set
+      whenever no HTTP answer came, whichever request it was (readiness, model lookup, completion); null
+      when an HTTP answer came (RV(http_status) has it).
   returned: always
   type: str
   sample: reset

@@ -84,7 +84,8 @@ options:
     default: 0.5
   request_timeout:
     description:
-      - Timeout of one HTTP readiness request, in seconds.
+      - Timeout of one HTTP readiness request, in seconds, on the wall clock (connecting, the status line,
+        headers and body together), so a server that trickles its answer cannot stretch a poll.
     type: float
     default: 5
   invocation_id:

@@ -267,12 +267,93 @@ def self_signed_cert(tmp_path_factory):
     return str(cert), str(key)
 
 
+def raw_response(status, body=b"", headers=None):
+    """The bytes of a whole HTTP/1.1 answer with a Content-Length, for the trickle server."""
+    body = body if isinstance(body, bytes) else body.encode()
+    head = [f"HTTP/1.1 {status} X"] + [f"{k}: {v}" for k, v in (headers or {}).items()]
+    head += [f"Content-Length: {len(body)}", "Connection: close"]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class TrickleServer:
+    """A loopback server on plain sockets that answers every request one byte per ``interval``.
+
+    A wedged proxy or a swapping host does this: every read of the client gets a byte, so a
+    per-read timeout never fires. ``answers`` maps a path to the full answer bytes (status line
+    included, see ``raw_response``), or to ``(bytes, interval)`` for a path answered at its own
+    pace (0: at once); others get a 200 JSON answer. ``requests`` lists the request lines seen.
+    """
+
+    def __init__(self, answers=None, interval=1.0):
+        self.answers = answers or {}
+        self.interval = interval
+        self.requests = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stopped.is_set():
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                got = conn.recv(65536)
+                if not got:
+                    return
+                data += got
+            line = data.split(b"\r\n", 1)[0].decode()
+            self.requests.append(line)
+            path = line.split(" ")[1]
+            answer = self.answers.get(path, raw_response(200, b'{"ok": true, "data": [{"id": "m"}]}'))
+            answer, interval = answer if isinstance(answer, tuple) else (answer, self.interval)
+            if not interval:
+                conn.sendall(answer)
+                return
+            for i in range(len(answer)):
+                if self.stopped.wait(interval):
+                    return
+                try:
+                    conn.sendall(answer[i : i + 1])
+                except OSError:
+                    return  # the client gave up: what a deadline should make it do
+
+    def stop(self):
+        self.stopped.set()
+        self.sock.close()
+
+
+@pytest.fixture
+def trickle_server():
+    """Factory: ``trickle_server(answers=None, interval=1.0)`` -> TrickleServer (stopped after the test)."""
+    servers = []
+
+    def start(answers=None, interval=1.0):
+        server = TrickleServer(answers, interval)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
 class _Helpers:
     """Helpers for test modules (conftest is not importable as a module under pytest)."""
 
     Script = Script
     sse = staticmethod(sse)
     free_port = staticmethod(free_port)
+    raw_response = staticmethod(raw_response)
 
 
 @pytest.fixture

@@ -70,11 +70,25 @@ def test_mixed_host_is_a_filter_error():
     assert "0: NVIDIA RTX A6000, 1: NVIDIA L40S" in str(err.value)
 
 
-def test_cross_checks_apply_to_the_gpus_list_but_not_to_a_bare_name():
-    assert gpu_class("NVIDIA GH200 480GB") == "hopper_141g"
+def test_cross_checks_apply_to_the_gpus_list():
     with pytest.raises(AnsibleFilterError) as err:
         gpu_class([_gpu_dict("NVIDIA GH200 480GB", "9.0", 97871)])
     assert "memory 97871 MiB" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA GH200"])
+def test_a_bare_name_whose_memory_is_unknown_is_refused_naming_the_fix(name):
+    """'GH200 480GB' is the 96 GB HBM3 part (480 GB is CPU + GPU memory): not the 141 GB class."""
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class(name)
+    msg = str(err.value)
+    assert f"GPU {name!r} is a model sold with different memory sizes, and its name does not say which" in msg
+    assert "class hopper_141g assumes 139000-150000 MiB" in msg
+    assert "set sglang_gpu_class in the inventory" in msg and "memory_total_mib" in msg
+
+
+def test_the_same_gpu_with_its_memory_known_is_classified():
+    assert gpu_class([_gpu_dict("NVIDIA GH200", "9.0", 146831)]) == "hopper_141g"
 
 
 @pytest.mark.parametrize("value", [None, 42, [], [None], ["NVIDIA RTX A6000"], ""])

@@ -7,6 +7,7 @@ clock; the real-time field-report check lives in tests/unit/plugins/modules/test
 """
 
 import json
+import re
 import ssl
 import time
 
@@ -156,7 +157,12 @@ def test_hang_is_judged_at_max_ttft(shared_sim):
 def test_hang_without_thresholds_ends_at_the_timeout(shared_sim):
     sim = shared_sim("hang", "DDTREE")
     r = probe(sim.base_url, max_ttft=0, min_tokens_per_second=0, timeout=0.5)
-    assert r["failed"] and r["msg"] == "probe timed out after 0.5 s (timeout) with 0 token(s)"
+    assert r["failed"] and r["transport_error"] == "timeout", r  # no HTTP answer came at all
+    assert re.match(
+        r"^probe timed out after 0\.5 s \(timeout\) waiting on POST http://127\.0\.0\.1:\d+/v1/completions "
+        r"\(0\.[45]\d* s spent on it, the status line and headers\) with 0 token\(s\)$",
+        r["msg"],
+    ), r["msg"]
 
 
 @pytest.mark.parametrize("mode", ["oom_start", "crash_before_bind"])
@@ -357,7 +363,10 @@ def test_server_ignoring_stream_is_read_as_one_answer(scripted_server, h):
 def test_not_json_200_not_streamed(scripted_server, h):
     url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": h.Script(200, "<html>oops</html>")})
     r = probe(url, stream=False)
-    assert r["failed"] and r["msg"].endswith("answered 200 with a body that is not JSON: <html>oops</html>")
+    assert r["failed"] and r["msg"].endswith(
+        "answered 200 with content-type application/json, a body that is not JSON "
+        "(a proxy or another service on that port?): '<html>oops</html>'"
+    )
 
 
 def test_tls_self_signed(scripted_server, h, self_signed_cert):

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,27 @@ def test_simulator_without_gpus_file_is_the_driver_not_loaded_case(tmp_path, mon
     ok, result = run({"nvidia_smi_path": str(sim_nvidia_smi(tmp_path, monkeypatch))})
     assert not ok
     assert "exit code 9" in result["msg"] and "The NVIDIA kernel driver is not loaded" in result["msg"]
+
+
+# --- an nvidia-smi that never returns (a GPU fallen off the bus) ------------------------------
+
+
+def test_nvidia_smi_that_never_returns_fails_within_the_timeout_naming_it(tmp_path):
+    script = tmp_path / "nvidia-smi"
+    # Ignores SIGTERM and never prints: only a kill ends it.
+    script.write_text(
+        f"#!{sys.executable}\nimport signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    start = time.monotonic()
+    ok, result = run({"nvidia_smi_path": str(script), "timeout": 2})
+    took = time.monotonic() - start
+    assert not ok
+    assert took < 2 + 1.5, took  # the timeout, plus the kill and a loaded machine's slack
+    assert result["msg"].startswith(f"nvidia-smi ({script}) did not finish within 2 s (timeout) and was killed.")
+    assert "fallen off the bus" in result["msg"]
+
+
+def test_timeout_below_one_second_is_refused():
+    ok, result = run({"timeout": 0})
+    assert not ok and result["msg"] == "timeout must be at least 1 second, got 0"
