@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Build a simulated host image: Debian bookworm booting systemd as PID 1.
+# Build a simulated host image: Debian booting systemd as PID 1.
 #
-# Usage: scripts/build-test-image.sh [FLAVOUR]     (prints the image's exact tag)
+# Usage: scripts/build-test-image.sh [FLAVOUR] [SUITE]   (prints the image's exact tag)
 #   gpu      (default) the simulated GPU host every scenario runs on
 #   minimal  what a minimal real host (a Proxmox container, issue 11) has: systemd,
 #            python3 and dbus only; no python3-requests, no sudo, no pip
+#   SUITE    bookworm (default, Debian 12) or trixie (Debian 13, issue 14: a platform
+#            meta/main.yml lists is a platform a scenario deploys on)
 #
 # The image is rebuilt only when its recipe (this file and the flavour's package
 # list) changes: the recipe's hash is the image tag, so a second run finds the tag
@@ -35,9 +37,19 @@ case "$FLAVOUR" in
         exit 2
         ;;
 esac
+SUITE="${2:-bookworm}"
+case "$SUITE" in
+    bookworm) ;;
+    # Its own repository name, so a bookworm and a trixie image never share :latest.
+    trixie) IMAGE_REPO="$IMAGE_REPO-trixie" ;;
+    *)
+        echo "unknown Debian suite '$SUITE'; suites: bookworm, trixie" >&2
+        exit 2
+        ;;
+esac
 MIRROR="${DDTREE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
-recipe_hash="$( { cat "$0"; echo "$PACKAGES"; } | sha256sum | cut -c1-12)"
+recipe_hash="$( { cat "$0"; echo "$PACKAGES $SUITE"; } | sha256sum | cut -c1-12)"
 image="${IMAGE_REPO}:${recipe_hash}"
 
 if podman image exists "$image"; then
@@ -56,8 +68,8 @@ fi
 
 rootfs="$(mktemp -d /var/tmp/ddtree-rootfs.XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
-echo "building $FLAVOUR test host image $image (debootstrap, about a minute)" >&2
-debootstrap --variant=minbase --include="$PACKAGES" bookworm "$rootfs" "$MIRROR" >&2
+echo "building $FLAVOUR $SUITE test host image $image (debootstrap, about a minute)" >&2
+debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$rootfs" "$MIRROR" >&2
 # A clean machine-id lets systemd generate one per container at boot.
 : > "$rootfs/etc/machine-id"
 # Units that cannot work in a container and only add noise to the journal.

@@ -437,7 +437,7 @@ class LlmProbeModule:
             result = probe.run()
         except Exception as exc:  # a bug in the probe must still read as a verdict, not a traceback
             self.module.fail_json(
-                msg=f"llm_probe internal error ({type(exc).__name__}: {exc}); please report it",
+                msg=f"llm_probe internal error ({exc.__class__.__name__}: {exc}); please report it",
                 verdict="fail",
                 reasons=["internal error"],
             )

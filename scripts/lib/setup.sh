@@ -110,6 +110,45 @@ ddtree_ensure_minimal_image() {
     export DDTREE_TEST_IMAGE_MINIMAL
 }
 
+# ddtree_matrix_versions: the ansible-core pins of the matrix, one "ansible-core==X.Y.Z" a line
+# (requirements-matrix.txt, comments and blank lines left out).
+ddtree_matrix_versions() {
+    sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$DDTREE_ROOT/requirements-matrix.txt"
+}
+
+# ddtree_matrix_venv PIN: the virtualenv directory of one matrix line ("ansible-core==2.16.19").
+ddtree_matrix_venv() {
+    printf '%s/.cache/matrix/%s\n' "$DDTREE_ROOT" "${1//==/-}"
+}
+
+# ddtree_ensure_matrix_venvs: one virtualenv per line of requirements-matrix.txt, from that
+# ansible-core pin plus requirements-dev.txt's pins of the unit tests' own packages (pytest,
+# requests, jinja2), each re-installed only when its pins or the interpreter change (like .venv).
+# One at a time: pip is CPU-bound on 2 cores. Needs ddtree_ensure_venv first.
+ddtree_ensure_matrix_venvs() {
+    local pin venv stamp want have test_pins=()
+    mapfile -t test_pins < <(grep -E '^(pytest|requests|jinja2)==' "$DDTREE_ROOT/requirements-dev.txt")
+    ((${#test_pins[@]} == 3)) || ddtree_die "requirements-dev.txt must pin pytest, requests and jinja2 (==) for the matrix"
+    while IFS= read -r pin; do
+        venv="$(ddtree_matrix_venv "$pin")"
+        stamp="$venv/.ddtree-requirements.sha256"
+        if [[ -d "$venv" ]] && ! "$venv/bin/python" -c '' 2>/dev/null; then
+            rm -rf "$venv"
+        fi
+        [[ -x "$venv/bin/python" ]] || "$DDTREE_VENV/bin/python" -m venv "$venv"
+        want="$(printf '%s\n' "$pin" "${test_pins[@]}" "$("$venv/bin/python" -V)" | sha256sum | cut -d' ' -f1)"
+        have=""
+        [[ -f "$stamp" ]] && have="$(cat "$stamp")"
+        if [[ "$want" != "$have" ]]; then
+            ddtree_log "installing $pin ${test_pins[*]} into ${venv#"$DDTREE_ROOT"/}"
+            "$venv/bin/python" -m pip install -q --disable-pip-version-check "$pin" "${test_pins[@]}" \
+                || ddtree_die "could not install $pin into $venv"
+            echo "$want" >"$stamp"
+        fi
+        ddtree_ensure_sanity_bootstrap "$venv/bin/python"
+    done < <(ddtree_matrix_versions)
+}
+
 # ddtree_ensure_dev_collections: make the work tree resolvable as ddtree.sglang
 # through a symlink tree (.cache/collections/ansible_collections/ddtree/sglang),
 # the same one tests/unit/conftest.py uses. Exports DDTREE_COLLECTIONS_PATH for
@@ -163,13 +202,15 @@ print(pathlib.Path(posix.__path__[0]).parents[1])
 EOF
 }
 
-# ddtree_ensure_sanity_bootstrap: ansible-test --venv bootstraps pip with a
+# ddtree_ensure_sanity_bootstrap [PYTHON]: ansible-test --venv bootstraps pip with a
 # get-pip script from a host these machines cannot reach; put a stand-in in
 # its cache that installs the same pip version from a wheel fetched from PyPI.
+# PYTHON (default: the .venv's) is the interpreter whose ansible-test says which pip
+# version it wants: each ansible-core of the matrix pins its own.
 ddtree_ensure_sanity_bootstrap() {
-    local cache="$HOME/.ansible/test/cache" version script wheel
+    local cache="$HOME/.ansible/test/cache" version script wheel python="${1:-$DDTREE_VENV/bin/python}"
     # The pip version ansible-test pins for this Python.
-    version="$("$DDTREE_VENV/bin/python" -c '
+    version="$("$python" -c '
 import sys, types
 from ansible_test._internal.python_requirements import get_venv_packages
 python = types.SimpleNamespace(version="%d.%d" % sys.version_info[:2])
