@@ -80,7 +80,7 @@ def main():
     out = {"repeats": REPEATS, "prompts": [p["id"] for p in PROMPTS], "runs": args.runs}
     with Sim("healthy", "NEXTN", tok_s=40, accept_length=2.4) as sim:
         gains, noises, medians, seconds = [], [], [], []
-        for _ in range(args.runs):
+        for _repeat in range(args.runs):
             t = time.monotonic()
             base = side(sim.base_url)
             new = side(sim.base_url)
@@ -104,7 +104,7 @@ def main():
             Sim("healthy", "NEXTN", tok_s=40 * factor, accept_length=2.4) as b,
         ):
             measured = []
-            for _ in range(min(3, args.runs)):
+            for _repeat in range(min(3, args.runs)):
                 v = compare(side(b.base_url), side(a.base_url), min_gain=0.0, equivalence_tokens=EQ_TOKENS)
                 measured.append((v["gain"], v["within_noise"]))
         real[f"decode +{(factor - 1) * 100:.0f} %"] = measured

@@ -83,7 +83,7 @@ def summarise(measure_results, greedy_results=None, equivalence_tokens=0):
         runs = by_repeat[repeat]
         if any(r is None for r in runs):
             continue  # an incomplete repeat is no set rate
-        rates.append(sum(t for t, _ in runs) / sum(s for _, s in runs))
+        rates.append(sum(run[0] for run in runs) / sum(run[1] for run in runs))
     median, spread = _median_spread(rates)
     prompts = {}
     for pid, p in per_prompt.items():
@@ -102,7 +102,7 @@ def summarise(measure_results, greedy_results=None, equivalence_tokens=0):
         and _item_prompt(r.get("item"))[0].get("max_tokens") == equivalence_tokens
     ]
     for res in reused + list(greedy_results or []):
-        prompt, _ = _item_prompt(res.get("item"))
+        prompt = _item_prompt(res.get("item"))[0]
         pid = prompt.get("id", "?")
         if res.get("skipped"):
             why = "skipped"
