@@ -35,7 +35,9 @@ def _item_prompt(item):
 def _run_failure(res):
     if res.get("skipped"):
         return "skipped"
-    if res.get("failed"):
+    # The role registers the runs with failed_when: false, which rewrites `failed` to false:
+    # llm_probe's own `verdict` (returned always) still says whether the run failed.
+    if res.get("failed") or res.get("verdict") == "fail":
         return res.get("msg") or "failed"
     if not res.get("completion_tokens"):
         return "no completion tokens"

@@ -55,6 +55,16 @@ def test_a_failed_run_leaves_no_rate_for_its_repeat_and_is_named():
     assert s["failures"] == ["short (run 2): HTTP 503"]
 
 
+def test_a_failed_run_registered_with_failed_when_false_is_named_with_its_message():
+    # gate_measure.yml registers the runs with failed_when: false, which rewrites `failed` to
+    # false; llm_probe's verdict still says fail, and the report must quote the server's answer
+    # (an HTTP 400 from NEXTN), not "no completion tokens".
+    rewritten = run(SHORT, 1, 0, 0.1) | {"verdict": "fail", "msg": "HTTP 400 from POST /v1/completions"}
+    s = summarise([rewritten, run(LONG, 1, 32, 0.8)], [])
+    assert not s["measured"]
+    assert s["failures"] == ["short (run 1): HTTP 400 from POST /v1/completions"]
+
+
 def test_gate_passes_on_medians_and_fails_closed_without_a_baseline():
     base, new = side(1.0), side(1.3)
     v = compare(new, base, min_gain=0.1, equivalence_tokens=32)
