@@ -67,7 +67,8 @@ def test_redirect_is_named_with_its_location(scripted_server, h, status, stream)
     assert r["msg"].startswith(
         f"HTTP {status} redirect from POST {url}/v1/completions to {target}: redirects are not followed"
     ), r["msg"]
-    assert "405" not in r["msg"]
+    # Not the old "HTTP 405 from POST <original URL>" (a bare "405" can be in the port number).
+    assert "HTTP 405" not in r["msg"]
     assert [(s["method"], s["path"]) for s in seen if "completions" in s["path"]] == [("POST", "/v1/completions")]
 
 
