@@ -125,6 +125,21 @@ class Probe:
             raise ProbeError("max_tokens must be at least 1; got {}".format(o["max_tokens"]))
         if o["timeout"] <= 0:
             raise ProbeError("timeout must be a positive number of seconds; got {}".format(o["timeout"]))
+        # YAML reads `wait_ready: true` (wait until ready?) as a boolean, which a float option
+        # would take as 1 s: a number of seconds is required, and anything else is refused.
+        if isinstance(o["wait_ready"], bool):
+            raise ProbeError(
+                "wait_ready is a number of seconds, not yes/no: `{}` would wait {} s. "
+                "Give the seconds to wait for the server, e.g. wait_ready: 60".format(
+                    str(o["wait_ready"]).lower(), int(o["wait_ready"])
+                )
+            )
+        try:
+            o["wait_ready"] = float(o["wait_ready"])
+        except (TypeError, ValueError):
+            raise ProbeError(
+                "wait_ready must be a number of seconds, e.g. 60; got {!r}".format(o["wait_ready"])
+            ) from None
         if o["wait_ready"] < 0:
             raise ProbeError(
                 "wait_ready must be 0 (no wait) or a positive number of seconds; got {}".format(o["wait_ready"])

@@ -110,7 +110,9 @@ options:
         other failing answer from O(ready_path) are retried until then. V(0) probes at once.
       - Each readiness request is bounded by the time left on the wall clock, so the wait ends by then even
         against a server that trickles its answer.
-    type: float
+      - A number (or a string that reads as one). A boolean is refused, since V(true) would otherwise be
+        taken as 1 second; that is why the type is C(raw) and not C(float).
+    type: raw
     default: 0.0
   ready_path:
     description:
@@ -405,7 +407,8 @@ ARGUMENT_SPEC = dict(
     temperature=dict(type="float", default=DEFAULTS["temperature"]),
     stream=dict(type="bool", default=DEFAULTS["stream"]),
     timeout=dict(type="float", default=DEFAULTS["timeout"]),
-    wait_ready=dict(type="float", default=DEFAULTS["wait_ready"]),
+    # raw, not float: a float option takes `true` as 1 s; the probe refuses a boolean.
+    wait_ready=dict(type="raw", default=DEFAULTS["wait_ready"]),
     ready_path=dict(type="str", default=DEFAULTS["ready_path"]),
     api_key=dict(type="str", no_log=True),
     validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),

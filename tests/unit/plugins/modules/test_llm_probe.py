@@ -169,6 +169,26 @@ def test_bad_option_fails_cleanly():
     assert failed and r["msg"].startswith("base_url must be an http:// or https:// URL")
 
 
+@pytest.mark.parametrize("value", [True, False])
+def test_wait_ready_refuses_a_boolean(value):
+    # A float option would take `true` as 1 s: the verifiers once waited 1 s for a service
+    # still starting, and failed on a loaded machine.
+    failed, r = run_module({"base_url": "http://127.0.0.1:1", "wait_ready": value})
+    assert failed
+    assert r["msg"].startswith("wait_ready is a number of seconds, not yes/no"), r["msg"]
+    assert "wait_ready: 60" in r["msg"]
+
+
+def test_wait_ready_takes_seconds_as_a_number_or_a_string(shared_sim):
+    sim = shared_sim("healthy", "NEXTN")
+    for value in (5, 5.5, "5"):
+        failed, r = run_module({"base_url": sim.base_url, "wait_ready": value})
+        assert not failed, (value, r["msg"])
+        assert r["readiness"]["phase"] == "ready", (value, r["readiness"])
+    failed, r = run_module({"base_url": sim.base_url, "wait_ready": "soon"})
+    assert failed and r["msg"] == "wait_ready must be a number of seconds, e.g. 60; got 'soon'"
+
+
 def test_internal_error_is_a_verdict_not_a_traceback(monkeypatch):
     def boom(self):
         raise KeyError("oops")

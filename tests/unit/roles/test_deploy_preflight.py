@@ -1,0 +1,93 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ddtree_deploy's preflight refuses bad settings by name, through ansible-playbook.
+
+These checks run on the controller before the role touches a host, so they are tested here
+against localhost (check mode, a local connection) rather than in a molecule scenario.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: ddtree.sglang.ddtree_deploy
+        tasks_from: preflight
+"""
+
+
+def run_preflight(tmp_path, extra_vars):
+    playbook = tmp_path / "preflight.yml"
+    playbook.write_text(PLAY)
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(REPO / ".cache" / "collections"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_LOCALHOST_WARNING="0",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+    )
+    variables = {
+        "sglang_model_path": "/srv/models/Qwen3.6-27B",
+        "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
+        "ansible_python_interpreter": sys.executable,
+        **extra_vars,
+    }
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "--check", "-c", "local", str(playbook)]
+        + ["--extra-vars", json.dumps(variables)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+# (variables, the check that refuses them, what its message says)
+BAD_SETTINGS = {
+    # A real boolean, as YAML's `true` in group_vars gives; a float variable would read it as 1 s.
+    "wait_ready true": (
+        {"ddtree_deploy_probe_wait_ready": True},
+        "Require the probe's waits in seconds",
+        "numbers of seconds, not yes/no: `true` would be 1 s",
+    ),
+    "timeout true": (
+        {"ddtree_deploy_probe_timeout": True},
+        "Require the probe's waits in seconds",
+        "numbers of seconds, not yes/no: `true` would be 1 s",
+    ),
+    "gate repeats 0": (
+        {"ddtree_deploy_gate_repeats": 0},
+        "Check the gate's settings",
+        "ddtree_deploy_gate_repeats (0) must be at least 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_SETTINGS)
+def test_bad_settings_are_refused_before_the_host_is_touched(tmp_path, case):
+    variables, check, message = BAD_SETTINGS[case]
+    rc, out = run_preflight(tmp_path, variables)
+    assert rc == 2, out
+    assert f"TASK [ddtree.sglang.ddtree_deploy : Preflight | {check}]" in out, out
+    assert message in " ".join(out.split()), out
+    # the first check on the host comes after these, and never ran
+    assert "Check what the modules need on the host" not in out, out
+
+
+def test_seconds_pass_the_check(tmp_path):
+    rc, out = run_preflight(tmp_path, {"ddtree_deploy_probe_wait_ready": 120, "ddtree_deploy_probe_timeout": "30"})
+    assert "TASK [ddtree.sglang.ddtree_deploy : Preflight | Require the probe's waits in seconds]" in out, out
+    assert "numbers of seconds, not yes/no" not in out, out
