@@ -32,13 +32,25 @@ def _item_prompt(item):
     return item, None
 
 
-def _run_failure(res):
+def _probe_failure(res):
+    """Why one registered llm_probe run failed, or None.
+
+    The role registers its runs with ``failed_when: false`` (every run kept, no wall of
+    "...ignoring" in the play's output), which rewrites ``failed`` to false: llm_probe's own
+    ``verdict`` (returned always) is what says whether the run failed.
+    """
     if res.get("skipped"):
         return "skipped"
-    # The role registers the runs with failed_when: false, which rewrites `failed` to false:
-    # llm_probe's own `verdict` (returned always) still says whether the run failed.
     if res.get("failed") or res.get("verdict") == "fail":
         return res.get("msg") or "failed"
+    return None
+
+
+def _run_failure(res):
+    """Why a measurement run gives no rate, or None."""
+    why = _probe_failure(res)
+    if why:
+        return why
     if not res.get("completion_tokens"):
         return "no completion tokens"
     if not res.get("total_s"):
@@ -106,12 +118,7 @@ def summarise(measure_results, greedy_results=None, equivalence_tokens=0):
     for res in reused + list(greedy_results or []):
         prompt = _item_prompt(res.get("item"))[0]
         pid = prompt.get("id", "?")
-        if res.get("skipped"):
-            why = "skipped"
-        elif res.get("failed"):
-            why = res.get("msg") or "failed"
-        else:
-            why = None
+        why = _probe_failure(res)
         if why and res not in reused:
             failures.append(f"{pid} (greedy): {why}")
         text = (res.get("text") or "") + (res.get("reasoning_text") or "")

@@ -13,9 +13,12 @@ LONG = {"id": "long", "api": "chat", "messages": [{"role": "user", "content": "h
 
 
 def run(prompt, repeat, tokens, seconds, text="x", failed=False):
+    """One loop result as the role registers it: with failed_when false, `failed` is always
+    false and llm_probe's `verdict` says whether the run failed."""
     return {
         "item": [prompt, repeat] if repeat is not None else prompt,
-        "failed": failed,
+        "failed": False,
+        "verdict": "fail" if failed else "pass",
         "msg": "HTTP 503" if failed else "ok",
         "completion_tokens": tokens,
         "total_s": seconds,
@@ -55,14 +58,24 @@ def test_a_failed_run_leaves_no_rate_for_its_repeat_and_is_named():
     assert s["failures"] == ["short (run 2): HTTP 503"]
 
 
-def test_a_failed_run_registered_with_failed_when_false_is_named_with_its_message():
-    # gate_measure.yml registers the runs with failed_when: false, which rewrites `failed` to
-    # false; llm_probe's verdict still says fail, and the report must quote the server's answer
-    # (an HTTP 400 from NEXTN), not "no completion tokens".
-    rewritten = run(SHORT, 1, 0, 0.1) | {"verdict": "fail", "msg": "HTTP 400 from POST /v1/completions"}
-    s = summarise([rewritten, run(LONG, 1, 32, 0.8)], [])
+def test_a_failed_run_is_named_with_its_message():
+    # The report must quote the server's answer (an HTTP 400 from NEXTN), not "no completion tokens".
+    rejected = run(SHORT, 1, 0, 0.1, failed=True) | {"msg": "HTTP 400 from POST /v1/completions"}
+    s = summarise([rejected, run(LONG, 1, 32, 0.8)], [])
     assert not s["measured"]
     assert s["failures"] == ["short (run 1): HTTP 400 from POST /v1/completions"]
+    # a module that failed outright (registered without failed_when) reads the same
+    outright = rejected | {"failed": True, "verdict": None}
+    assert summarise([outright, run(LONG, 1, 32, 0.8)], [])["failures"] == s["failures"]
+
+
+def test_a_failed_greedy_run_is_no_answer_to_compare():
+    # The greedy runs are registered the same way: a failed one must not pass for an answer
+    # that merely has a text.
+    cut = run(SHORT, None, 3, 0.2, "Paris", failed=True) | {"msg": "stream cut off after 3 tokens"}
+    s = summarise([run(SHORT, 1, 8, 0.2), run(LONG, 1, 32, 0.8)], [cut], equivalence_tokens=32)
+    assert s["greedy"]["short"]["ok"] is False
+    assert s["failures"] == ["short (greedy): stream cut off after 3 tokens"]
 
 
 def test_gate_passes_on_medians_and_fails_closed_without_a_baseline():
