@@ -13,6 +13,7 @@
 #   ddtree_ensure_venv               VIRTUAL_ENV, PATH (venv first)
 #   ddtree_ensure_image              DDTREE_TEST_IMAGE (the recipe's exact tag)
 #   ddtree_ensure_minimal_image      DDTREE_TEST_IMAGE_MINIMAL (the minimal host flavour)
+#   ddtree_ensure_trixie_image       DDTREE_TEST_IMAGE_TRIXIE (the GPU host on Debian 13)
 #   ddtree_ensure_dev_collections    DDTREE_COLLECTIONS_PATH (unless already set)
 #   ddtree_ensure_sglang_wheel       DDTREE_SGLANG_WHEEL (the pinned release's wheel)
 # and ddtree_ensure_sim_cli_table writes .cache/sglang_sim/sglang_cli.json.
@@ -108,6 +109,14 @@ ddtree_ensure_image() {
 ddtree_ensure_minimal_image() {
     DDTREE_TEST_IMAGE_MINIMAL="$("$DDTREE_ROOT/scripts/build-test-image.sh" minimal)"
     export DDTREE_TEST_IMAGE_MINIMAL
+}
+
+# ddtree_ensure_trixie_image: the simulated GPU host image on Debian 13 (trixie), the same
+# recipe on the newer release (scenarios sglang_install, deploy_success, deploy_minimal_host;
+# built only when its recipe changes).
+ddtree_ensure_trixie_image() {
+    DDTREE_TEST_IMAGE_TRIXIE="$("$DDTREE_ROOT/scripts/build-test-image.sh" gpu trixie)"
+    export DDTREE_TEST_IMAGE_TRIXIE
 }
 
 # ddtree_matrix_versions: the ansible-core pins of the matrix, one "ansible-core==X.Y.Z" a line
