@@ -16,21 +16,23 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE = os.environ.get("DDTREE_TEST_IMAGE", "localhost/ddtree-sglang-testhost:latest")
 PREFIX = os.environ.get("DDTREE_BENCH_PREFIX", "ddtree-bench-")
 
-GROUP_VARS = {
-    "ansible_connection": "containers.podman.podman",
-    "ansible_python_interpreter": "/usr/bin/python3",
-    "ansible_become": False,
-    "sglang_model_path": "/srv/models/Qwen3.6-27B",
-    "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
-    "sglang_launch_command": "/usr/bin/python3 /opt/sglang-sim/launch_server.py",
-    "sglang_ready_timeout": 120,
-    "ddtree_deploy_install": False,
-    "ddtree_deploy_probe_wait_ready": 120,
-}
+# The simulated hosts' settings are the demo's (one copy): the simulator as SGLang, the release
+# it stands in for, the probe's waits. Each host's ansible_host is its container's name.
+GROUP_VARS = dict(
+    yaml.safe_load((ROOT / "inventories/demo/group_vars/sglang_servers.yml").read_text()),
+    # The test harness's podman connection (extensions/molecule/shared/connection_plugins),
+    # containers.podman.podman with pipelining, as molecule runs: real hosts are reached over
+    # SSH with pipelining (ansible.cfg), which costs one round trip per task, as this does.
+    ansible_connection="podman",
+)
+del GROUP_VARS["ansible_host"]
+CONNECTION_PLUGINS = ROOT / "extensions/molecule/shared/connection_plugins"
 
 
 def log(msg):
@@ -74,13 +76,21 @@ def simulated_hosts(hosts, group_vars=None):
             subprocess.run(["podman", "rm", "-f", "-t", "0", name], stdout=subprocess.DEVNULL, check=False)
 
 
-def playbook(inventory, path, logfile, extra_vars=None, env=None, expect=(0,)):
+def playbook(inventory, path, logfile, extra_vars=None, env=None, expect=(0,), forks=10):
     """Run ansible-playbook; return (exit status, wall seconds). Output goes to logfile."""
     argv = ["ansible-playbook", "-i", str(inventory), str(path)]
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
-    full_env = dict(os.environ, ANSIBLE_FORKS="10", **(env or {}))
-    full_env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.environ.get("DDTREE_COLLECTIONS_PATH", ""))
+    full_env = dict(
+        os.environ,
+        ANSIBLE_FORKS=str(forks),
+        ANSIBLE_PIPELINING="true",
+        ANSIBLE_CONNECTION_PLUGINS=str(CONNECTION_PLUGINS),
+        **(env or {}),
+    )
+    # The collection under test: set-up's DDTREE_COLLECTIONS_PATH, else ansible.cfg's path.
+    if os.environ.get("DDTREE_COLLECTIONS_PATH"):
+        full_env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.environ["DDTREE_COLLECTIONS_PATH"])
     t0 = time.monotonic()
     with open(logfile, "w") as out:
         rc = subprocess.run(argv, cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
