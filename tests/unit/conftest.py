@@ -19,6 +19,7 @@ if str(COLLECTIONS_ROOT) not in sys.path:
 
 
 # --------------------------------------------------------------------------- SGLang releases
+import os  # noqa: E402
 import shutil  # noqa: E402
 
 import pytest  # noqa: E402
@@ -48,3 +49,19 @@ def sglang_tables(tmp_path_factory):
 def sglang_release_table(sglang_tables):
     """The option table of the pinned SGLang release, read from its wheel by _sglang_flags."""
     return sglang_tables(pinned_sglang_version())
+
+
+# --------------------------------------------------------------------------- the ansible CLI
+
+
+@pytest.fixture(scope="session")
+def ansible_cli_env():
+    """The environment for running ansible-playbook on localhost against the collection under
+    test: its collection path, no colour, no warnings about the implicit localhost inventory."""
+    return dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS_ROOT),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_LOCALHOST_WARNING="0",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+    )

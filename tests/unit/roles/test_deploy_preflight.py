@@ -7,14 +7,11 @@ against localhost (check mode, a local connection) rather than in a molecule sce
 """
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[3]
 
 PLAY = """
 - hosts: localhost
@@ -26,16 +23,9 @@ PLAY = """
 """
 
 
-def run_preflight(tmp_path, extra_vars):
+def run_preflight(tmp_path, env, extra_vars):
     playbook = tmp_path / "preflight.yml"
     playbook.write_text(PLAY)
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(REPO / ".cache" / "collections"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_LOCALHOST_WARNING="0",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-    )
     variables = {
         "sglang_model_path": "/srv/models/Qwen3.6-27B",
         "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
@@ -77,9 +67,9 @@ BAD_SETTINGS = {
 
 
 @pytest.mark.parametrize("case", BAD_SETTINGS)
-def test_bad_settings_are_refused_before_the_host_is_touched(tmp_path, case):
+def test_bad_settings_are_refused_before_the_host_is_touched(tmp_path, ansible_cli_env, case):
     variables, check, message = BAD_SETTINGS[case]
-    rc, out = run_preflight(tmp_path, variables)
+    rc, out = run_preflight(tmp_path, ansible_cli_env, variables)
     assert rc == 2, out
     assert f"TASK [ddtree.sglang.ddtree_deploy : Preflight | {check}]" in out, out
     assert message in " ".join(out.split()), out
@@ -87,7 +77,9 @@ def test_bad_settings_are_refused_before_the_host_is_touched(tmp_path, case):
     assert "Check what the modules need on the host" not in out, out
 
 
-def test_seconds_pass_the_check(tmp_path):
-    rc, out = run_preflight(tmp_path, {"ddtree_deploy_probe_wait_ready": 120, "ddtree_deploy_probe_timeout": "30"})
+def test_seconds_pass_the_check(tmp_path, ansible_cli_env):
+    rc, out = run_preflight(
+        tmp_path, ansible_cli_env, {"ddtree_deploy_probe_wait_ready": 120, "ddtree_deploy_probe_timeout": "30"}
+    )
     assert "TASK [ddtree.sglang.ddtree_deploy : Preflight | Require the probe's waits in seconds]" in out, out
     assert "numbers of seconds, not yes/no" not in out, out

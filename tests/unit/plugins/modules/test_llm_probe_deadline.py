@@ -9,13 +9,10 @@ without pipelining, are in docs/probe.md.
 """
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[4]
 
 PLAYBOOK = """
 - name: Probe a server that trickles
@@ -39,16 +36,12 @@ NOOP = """
 """
 
 
-def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(trickle_server, tmp_path):
+def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(trickle_server, tmp_path, ansible_cli_env):
     server = trickle_server(interval=1.0)
     playbook = tmp_path / "probe.yml"
     playbook.write_text(PLAYBOOK)
     env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(REPO / ".cache" / "collections"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_LOCALHOST_WARNING="0",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+        ansible_cli_env,
         # Ansible's own overhead: pipelining runs the module without the temporary-directory round
         # trips (3 extra shells), which on this loaded 2-core machine cost ~3 s (docs/probe.md).
         ANSIBLE_PIPELINING="1",
