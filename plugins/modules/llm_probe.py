@@ -239,7 +239,7 @@ msg:
   description: The verdict in words. On failure, every failed check with its numbers, separated by C(; ).
   returned: always
   type: str
-  # What the probe says against the field report's server (tests/unit/test_docs_demo.py checks it).
+  # What the probe says against the field report's server (molecule scenario readme checks it).
   sample: "no first token within 4 s (max_ttft)"
 reasons:
   description: The failed checks, one string each (empty when the verdict passes).

@@ -287,14 +287,19 @@ def check_demo(c, prefix):
     for line in quoted:
         c.quotes("docs/deploy.md", c.unpathed(line, run_id), "a line of the demo's run summary")
 
-    # llm_probe's documented msg sample is what it printed on ct129-sim.
+    # llm_probe's documentation says what it printed on ct129-sim.
     api, _, msg = cause.partition(": ")
-    returns = module_returns(c.repo, "ddtree.sglang.llm_probe")
-    c.expect(api == "completions" and returns["msg"]["sample"] == msg, f"llm_probe RETURN msg sample is not '{msg}'")
-    c.expect(returns["reasons"]["sample"] == [msg], f"llm_probe RETURN reasons sample is not ['{msg}']")
+    docs = module_docs(c.repo, "ddtree.sglang.llm_probe")
+    c.expect(api == "completions", f"ct129-sim failed on {api}, not on completions, the first API probed")
+    c.expect(docs["return"]["msg"]["sample"] == msg, f"llm_probe RETURN msg sample is not '{msg}'")
+    c.expect(docs["return"]["reasons"]["sample"] == [msg], f"llm_probe RETURN reasons sample is not ['{msg}']")
+    c.expect(
+        f"C({msg})" in fold(" ".join(docs["doc"]["description"])), f"llm_probe's description does not quote C({msg})"
+    )
 
 
-def module_returns(repo, module):
+def module_docs(repo, module):
+    """ansible-doc's JSON of a module, as the clone resolves it (ansible.cfg)."""
     proc = subprocess.run(
         [sys.executable, "-m", "ansible.cli.doc", "--json", module],
         cwd=repo,
@@ -303,7 +308,7 @@ def module_returns(repo, module):
         text=True,
         check=True,
     )
-    return json.loads(proc.stdout)[module]["return"]
+    return json.loads(proc.stdout)[module]
 
 
 def check_commands(c):
