@@ -6,8 +6,8 @@ scripts/demo sends ansible-playbook's full output to a log file and enables this
 the default one. It writes to the file named by DDTREE_PROGRESS_FILE (the demo's terminal):
 - one line per play, and one per host each time the deploy role enters a stage (the role keeps
   its stage in the fact __ddtree_deploy_stage: preflight, snapshot, switch, probe, ...);
-- each failure once per host (a rescue that re-raises a failure repeats its message; a loop
-  names the failed item);
+- each failure once per host (a failure seen again, e.g. through a nested role's rescue, is not
+  repeated; a loop names the failed item);
 - the one-line outcome each host ends with (tasks named "... | Say how it went") and the probe's
   report ("Probe | Report").
 """
