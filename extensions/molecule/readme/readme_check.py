@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Follow the README as a new user does, then check that the docs quote what it printed.
@@ -288,7 +287,7 @@ def check_demo(c, prefix):
         c.quotes("docs/deploy.md", c.unpathed(line, run_id), "a line of the demo's run summary")
 
     # llm_probe's documentation says what it printed on ct129-sim.
-    api, _, msg = cause.partition(": ")
+    api, _sep, msg = cause.partition(": ")
     docs = module_docs(c.repo, "ddtree.sglang.llm_probe")
     c.expect(api == "completions", f"ct129-sim failed on {api}, not on completions, the first API probed")
     c.expect(docs["return"]["msg"]["sample"] == msg, f"llm_probe RETURN msg sample is not '{msg}'")
