@@ -35,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml  # the venv's: the scenario runs this script with its python
+
 # Decimals are measured per run (tok/s, seconds, gains, accept lengths); integers are
 # settings (max_ttft's 4 s, host counts) and must match.
 MEASURED = re.compile(r"[+-]?\d+\.\d+")
@@ -158,8 +160,6 @@ def clean(args):
 
 
 def demo_hosts(repo):
-    import yaml  # noqa: PLC0415 (the venv's; run and check are started with its python)
-
     return list(yaml.safe_load((repo / "inventories/demo/hosts.yml").read_text())["sglang_servers"]["hosts"])
 
 
@@ -302,7 +302,7 @@ def module_docs(repo, module):
     proc = subprocess.run(
         [sys.executable, "-m", "ansible.cli.doc", "--json", module],
         cwd=repo,
-        env={**user_env(""), "PATH": str(Path(sys.executable).parent) + ":" + user_env("")["PATH"]},
+        env=user_env(""),  # the venv's python runs it (sys.executable): no PATH of its own needed
         capture_output=True,
         text=True,
         check=True,
