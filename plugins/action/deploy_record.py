@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin for ddtree.sglang.deploy_record: append one event to the host's deploy record.
+
+Runs on the controller only (no connection, no module on the host): a stage that begins costs no
+host round trip. The record and what it means are plugins/module_utils/_deploy_record.py's.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record
+
+FACT = "ddtree_deploy_record"
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = dict(self._task.args)
+        unknown = set(args) - {"event", "result", "at", "not_before_stage", "start"}
+        if unknown:
+            raise AnsibleActionFail(f"deploy_record: unknown options {', '.join(sorted(unknown))}")
+        event = args.get("event")
+        if not isinstance(event, str) or not event:
+            raise AnsibleActionFail("deploy_record: event is required: a stage of the deploy or a mark")
+        if args.get("result") is not None and not isinstance(args["result"], dict):
+            raise AnsibleActionFail("deploy_record: result must be a mapping")
+        start = args.get("start")
+        record = _deploy_record.new_record(start) if start else (task_vars or {}).get(FACT)
+        if not isinstance(record, dict):
+            raise AnsibleActionFail(
+                "deploy_record: no record to append to; the first event of a run gives start: <run id>"
+            )
+        try:
+            record = _deploy_record.append(
+                record,
+                event,
+                result=args.get("result"),
+                at=args.get("at"),
+                not_before_stage=bool(args.get("not_before_stage", False)),
+            )
+        except (_deploy_record.DeployRecordError, TypeError, ValueError) as exc:
+            raise AnsibleActionFail(f"deploy_record: {exc}") from None
+        result.update(changed=False, ansible_facts={FACT: record}, event=record["events"][-1])
+        return result

@@ -1,0 +1,274 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The deploy record: the stages of a ddtree_deploy run, declared once and in order, and the
+outcome, failure, timings and downtime derived from the events a run appends.
+
+Tasks append events ({stage or mark, time, result}) with the deploy_record filter and never
+compute an outcome in Jinja: everything a report says is derived here, where it is unit-tested.
+Adding a stage means one entry in STAGES, plus its tasks.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+import time
+
+
+class DeployRecordError(ValueError):
+    """An event the record does not know (a stage missing from STAGES is a bug, not a failure)."""
+
+
+# touches: what a failure at this stage leaves behind.
+#   nothing: no file of this run on the host (no journal to save, nothing to restore);
+#   host:    this run's in-progress mark and a side-by-side release may exist, the unit is untouched;
+#   unit:    the unit was switched: the snapshot is restored and proved.
+# outcome: the host's outcome when the run fails here and nothing had to be restored.
+# fix/why: what to do next, for a failure here whose cause brings no fix of its own (a journal
+#   cause of the sglang role carries its own). {journal} becomes the saved journal's path,
+#   {profile} the profile that failed.
+STAGES = (
+    {
+        "name": "preflight",
+        "touches": "nothing",
+        "outcome": "preflight_failed",
+        "fix": "Correct what the message names (inventory, model paths, host packages), then run the deploy "
+        "again; the service was not touched.",
+        "why": "Preflight checks only inputs and host needs, before the snapshot and before any change.",
+    },
+    {
+        "name": "snapshot",
+        "touches": "nothing",
+        "outcome": "snapshot_failed",
+        "fix": "Check that the service's unit file and its state can be read as the deploy user (systemctl cat, "
+        "systemctl show), then run the deploy again; the service was not touched.",
+        "why": "Without a complete snapshot nothing can be restored, so the deploy stops before the switch.",
+    },
+    {
+        "name": "install",
+        "touches": "host",
+        "outcome": "install_failed",
+        "fix": "Check the release source the message names (docs/install.md: the #29907 source, a wheelhouse "
+        "for air-gapped hosts); the service was not touched.",
+        "why": "The release is installed side by side before the switch; a failed install changes nothing that serves.",
+    },
+    {
+        "name": "options",
+        "touches": "host",
+        "outcome": "options_refused",
+        "fix": "Correct the setting the message names: an option the release refuses (sglang_extra_args, the "
+        "profile variants; the release's own flags decide which options exist) or a unit the host's systemd "
+        "would refuse (sglang_unit_hardening). The service was not touched.",
+        "why": "The new unit's options are checked against the installed release's flags, and its sandbox "
+        "against the host's systemd, before the unit is rendered (the sglang role's preflight).",
+    },
+    {
+        "name": "baseline",
+        "touches": "host",
+        "outcome": "baseline_failed",
+        "fix": "Make the running service answer the gate's prompts (playbooks/probe.yml shows what it says), "
+        "or deploy without a measured baseline: ddtree_deploy_gate_without_baseline true (no gain gate, no "
+        "output equivalence) or ddtree_deploy_min_gain null. The service was not touched.",
+        "why": "With a gain gate set, the baseline is measured right before the switch; a gate without a "
+        "baseline would keep any candidate, so the deploy stops before anything changes.",
+    },
+    {
+        "name": "switch",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "The unit did not start and its journal names no known cause: read the saved journal "
+        "({journal}) for the server's last lines; keep the restored unit meanwhile.",
+        "why": "Known journal causes carry their own fix; this is the one for a cause not in that table.",
+    },
+    {
+        "name": "probe",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "Keep the restored NEXTN unit on this GPU class. Try the profile's variants "
+        "(ddtree_deploy_profile_variants [nograph] or [small]); if {profile} fails there too, report it "
+        "upstream (sgl-project/sglang #29907) with the saved journal ({journal}) and this report.",
+        "why": "The server started but its answers fail the probe (no first token in time, degenerate output, "
+        "too slow): a fault of the algorithm on this class, as DDTree on 2x RTX A6000 in the field report; "
+        "NEXTN serves there, and the variants change what such faults depend on (CUDA graphs, memory).",
+    },
+    {
+        "name": "equivalence",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "Keep the restored unit: {profile} answers the same greedy prompts differently from the unit it "
+        "replaced. Compare the two texts in this report; if they part at a near tie (docs/probe.md), lower "
+        "ddtree_deploy_equivalence_tokens; otherwise report it upstream (sgl-project/sglang #29907) with this "
+        "report and the saved journal ({journal}).",
+        "why": "Speculative decoding is lossless: at temperature 0 the candidate must produce the tokens the "
+        "target model alone produces. Fast but different output is a wrong build, whatever its speed.",
+    },
+    {
+        "name": "gate",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "Keep the restored unit: {profile} serves here but gains less than ddtree_deploy_min_gain. Try "
+        "the profile's variants (ddtree_deploy_profile_variants [nograph] or [small]), or lower "
+        "ddtree_deploy_min_gain (null turns the gate off) if the measured gain is worth the switch.",
+        "why": "A slower or equal profile is not worth the change; the gate keeps the better unit.",
+    },
+)
+STAGE_NAMES = tuple(stage["name"] for stage in STAGES)
+_BY_NAME = {stage["name"]: stage for stage in STAGES}
+
+# Moments that are not stages, each stamped once per run (the last stamp wins):
+MARKS = {
+    # the old unit stopped for the new one (the sglang role's restart, sglang_restarted_at)
+    "stopped": "the old unit stopped",
+    # the candidate answered its readiness check
+    "ready": "the candidate is ready",
+    # the candidate passed its probe: the gate measures from here
+    "probed": "the candidate passed its probe",
+    # a stage failed; result: {cause, fix, task, said}
+    "failed": "a stage failed",
+    # the restore restarted the last-known-good unit (its restart_started_at)
+    "restart": "the restore restarted the unit",
+    # the restored unit is ready again
+    "restored": "the restored unit is ready",
+    # the restore finished; result: {verified: true|false, state, error}
+    "verified": "the restore finished",
+    # every stage passed; result: {restarted: true|false}
+    "done": "every stage passed",
+}
+
+
+def _now():
+    return time.time()
+
+
+def new_record(run_id):
+    return {"run_id": run_id, "events": []}
+
+
+def append(record, event, result=None, at=None, not_before_stage=False):
+    """A copy of record with one more event: a stage of STAGES beginning, or one of MARKS.
+
+    at: the event's time (seconds since the epoch) when it happened elsewhere, e.g. the sglang role's
+    restart stamp; not_before_stage: ignore such a time that is older than the current stage (a stamp
+    left by an earlier run of the same play), leaving the record as it was."""
+    if event not in _BY_NAME and event not in MARKS:
+        raise DeployRecordError(
+            f"unknown deploy event {event!r}: a stage must be declared in STAGES "
+            f"({', '.join(STAGE_NAMES)}) or be one of the marks {', '.join(MARKS)} "
+            "(plugins/module_utils/_deploy_record.py)"
+        )
+    record = dict(record or new_record(None))
+    stamp = _now() if at in (None, "") else float(at)
+    stages = [e for e in record.get("events", []) if e["event"] in _BY_NAME]
+    if not_before_stage and (at in (None, "") or (stages and stamp < stages[-1]["time"])):
+        return record
+    record["events"] = list(record.get("events", [])) + [{"event": event, "time": round(stamp, 3), "result": result}]
+    return record
+
+
+def _marks(record):
+    marks = {}
+    for event in record.get("events", []):
+        if event["event"] in MARKS:
+            marks[event["event"]] = event
+    return marks
+
+
+def current_stage(record):
+    """The last stage that began (None before the first)."""
+    stages = [e["event"] for e in record.get("events", []) if e["event"] in _BY_NAME]
+    return stages[-1] if stages else None
+
+
+def stage(name):
+    """The declared stage (touches, outcome, fix, why)."""
+    if name not in _BY_NAME:
+        raise DeployRecordError(f"unknown deploy stage {name!r}; declared: {', '.join(STAGE_NAMES)}")
+    return _BY_NAME[name]
+
+
+def touched(record):
+    """What a failure now leaves behind: nothing, host or unit (the current stage's)."""
+    name = current_stage(record)
+    return stage(name)["touches"] if name else "nothing"
+
+
+def fix_for(name, journal, profile):
+    return stage(name)["fix"].replace("{journal}", journal).replace("{profile}", profile)
+
+
+def _span(marks, start, end):
+    if start in marks and end in marks:
+        return round(marks[end]["time"] - marks[start]["time"], 2)
+    return None
+
+
+def outcome(record, check_mode=False):
+    """The host's outcome: deployed, unchanged, <stage>_failed..., rolled_back, restore_failed,
+    restored_unverified, checked."""
+    if check_mode:
+        return "checked"
+    marks = _marks(record)
+    if "done" in marks and "failed" not in marks:
+        return "deployed" if (marks["done"]["result"] or {}).get("restarted", True) else "unchanged"
+    name = current_stage(record)
+    if name is None:
+        raise DeployRecordError("a deploy record without any stage has no outcome")
+    declared = stage(name)
+    if declared["touches"] != "unit":
+        return declared["outcome"]
+    verdict = (marks.get("verified") or {}).get("result") or {}
+    if verdict.get("verified"):
+        return declared["outcome"]
+    if verdict.get("state") == "active":
+        return "restored_unverified"
+    return "restore_failed"
+
+
+def downtime(record, check_mode=False):
+    """Seconds from the old unit stopped to a service answering again, and its parts. Two of them are
+    model loads (the candidate's and the restored unit's); probing and restore are the role's share."""
+    marks = _marks(record)
+    parts = {"candidate_load_s": None, "probing_s": None, "restore_s": None, "restored_load_s": None}
+    if check_mode:
+        return None, parts
+    if "stopped" not in marks:
+        # Nothing was stopped: a failure before the switch, or an unchanged unit.
+        return (0.0 if "done" in marks or touched(record) != "unit" else None), parts
+    # The candidate's load ends when it is ready, or when it failed before being ready.
+    parts["candidate_load_s"] = _span(marks, "stopped", "ready" if "ready" in marks else "failed")
+    if "restart" in marks:
+        probed = "probed" if "probed" in marks else "failed"
+        parts["probing_s"] = _span(marks, "ready", probed)
+        parts["restore_s"] = _span(marks, probed, "restart")
+        parts["restored_load_s"] = _span(marks, "restart", "restored")
+        return _span(marks, "stopped", "restored"), parts
+    if "done" in marks and "ready" in marks:
+        return _span(marks, "stopped", "ready"), parts
+    return None, parts
+
+
+def summary(record, profile="", journal="", check_mode=False):
+    """Everything the report says about the run's course: stage, outcome, failure, downtime, timings."""
+    marks = _marks(record)
+    failure = (marks.get("failed") or {}).get("result")
+    name = current_stage(record)
+    if failure is not None:
+        failure = dict(failure)
+        failure["step"] = name
+        failure["fix"] = failure.get("fix") or fix_for(name, journal, profile)
+    total, parts = downtime(record, check_mode)
+    verified = (marks.get("verified") or {}).get("result") or {}
+    events = record.get("events", [])
+    return {
+        "stage": name,
+        "touched": touched(record),
+        "outcome": outcome(record, check_mode),
+        "failure": failure,
+        "restore": verified or None,
+        "downtime_s": total,
+        "downtime": parts,
+        "timings": {
+            "failure_to_verified_s": _span(marks, "failed", "verified"),
+            "restart_to_verified_s": _span(marks, "restart", "verified"),
+            "total_s": round(_now() - events[0]["time"], 2) if events else None,
+        },
+    }

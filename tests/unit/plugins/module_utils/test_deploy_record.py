@@ -1,0 +1,121 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The deploy record: stages declared once, outcomes and downtime derived from events."""
+
+import re
+from pathlib import Path
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
+
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
+
+
+def run(*events):
+    """A record from (event, time[, result]) tuples."""
+    record = dr.new_record("r1")
+    for event in events:
+        record = dr.append(record, event[0], result=event[2] if len(event) > 2 else None, at=event[1])
+    return record
+
+
+def test_every_stage_is_declared_with_what_a_failure_there_leaves_and_a_fix():
+    assert dr.STAGE_NAMES[:2] == ("preflight", "snapshot")
+    for stage in dr.STAGES:
+        assert stage["touches"] in ("nothing", "host", "unit"), stage["name"]
+        assert stage["outcome"], stage["name"]
+        assert stage["fix"].strip() and stage["why"].strip(), stage["name"]
+    # Once a stage touches the unit, every later one does: a rescue restores from there on.
+    touches = [s["touches"] for s in dr.STAGES]
+    assert touches == sorted(touches, key=["nothing", "host", "unit"].index)
+
+
+def test_the_role_names_only_declared_events():
+    named = set()
+    for path in (ROLE / "tasks").glob("*.yml"):
+        named |= set(re.findall(r"ddtree\.sglang\.deploy_record:\s*\n\s*event: (\w+)", path.read_text()))
+    assert named, "the role appends no event through the deploy_record filter"
+    unknown = named - set(dr.STAGE_NAMES) - set(dr.MARKS)
+    assert not unknown, f"the role names events the record does not declare: {unknown}"
+    missing = set(dr.STAGE_NAMES) - named
+    assert not missing, f"stages declared but never begun by the role's tasks: {missing}"
+
+
+def test_an_unknown_event_is_an_error_not_a_failed_outcome():
+    with pytest.raises(dr.DeployRecordError, match="unknown deploy event 'bake'.*declared in STAGES"):
+        dr.append(dr.new_record("r"), "bake")
+
+
+def test_a_failed_probe_rolled_back_and_verified():
+    record = run(
+        ("preflight", 100),
+        ("snapshot", 101),
+        ("install", 102),
+        ("options", 103),
+        ("baseline", 104),
+        ("switch", 110),
+        ("stopped", 111),
+        ("ready", 131),
+        ("probe", 131),
+        ("failed", 133.5, {"cause": "completions: no first token within 4 s (max_ttft)"}),
+        ("restart", 135),
+        ("restored", 150),
+        ("verified", 151, {"verified": True}),
+    )
+    s = dr.summary(record, profile="ddtree", journal="/r/ct129.journal.txt")
+    assert s["outcome"] == "rolled_back"
+    assert s["failure"]["step"] == "probe"
+    assert "ddtree fails there too" in s["failure"]["fix"] and "/r/ct129.journal.txt" in s["failure"]["fix"]
+    assert s["downtime_s"] == 39.0
+    assert s["downtime"] == {"candidate_load_s": 20.0, "probing_s": 2.5, "restore_s": 1.5, "restored_load_s": 15.0}
+    assert s["timings"]["failure_to_verified_s"] == 17.5
+    assert s["timings"]["restart_to_verified_s"] == 16.0
+
+
+def test_a_failure_before_the_switch_touched_nothing_and_had_no_downtime():
+    record = run(("preflight", 1), ("snapshot", 2), ("install", 3), ("options", 4), ("failed", 5, {"cause": "x"}))
+    s = dr.summary(record)
+    assert (s["outcome"], s["touched"], s["downtime_s"]) == ("options_refused", "host", 0.0)
+    assert s["failure"]["fix"].startswith("Correct the setting")
+
+
+def test_a_cause_with_its_own_fix_keeps_it():
+    record = run(("switch", 1), ("stopped", 2), ("failed", 3, {"cause": "Not enough memory", "fix": "lower it"}))
+    assert dr.summary(record)["failure"]["fix"] == "lower it"
+
+
+@pytest.mark.parametrize(
+    "verdict, outcome",
+    [
+        ({"verified": False, "state": "active"}, "restored_unverified"),
+        ({"verified": False, "state": "failed"}, "restore_failed"),
+        (None, "restore_failed"),
+    ],
+)
+def test_a_restore_that_did_not_prove_the_unit(verdict, outcome):
+    events = [("switch", 1), ("stopped", 2), ("failed", 3, {"cause": "x"})]
+    if verdict is not None:
+        events.append(("verified", 9, verdict))
+    s = dr.summary(run(*events))
+    assert s["outcome"] == outcome
+    assert s["downtime_s"] is None  # still down, or not known to serve
+
+
+def test_deployed_and_unchanged():
+    deployed = run(("switch", 1), ("stopped", 2), ("ready", 20), ("probe", 20), ("gate", 22), ("done", 30, {}))
+    s = dr.summary(deployed)
+    assert (s["outcome"], s["downtime_s"], s["downtime"]["candidate_load_s"]) == ("deployed", 18.0, 18.0)
+    unchanged = run(("switch", 1), ("probe", 2), ("gate", 3), ("done", 4, {"restarted": False}))
+    assert (dr.summary(unchanged)["outcome"], dr.summary(unchanged)["downtime_s"]) == ("unchanged", 0.0)
+
+
+def test_check_mode():
+    s = dr.summary(run(("preflight", 1), ("done", 2, {})), check_mode=True)
+    assert (s["outcome"], s["downtime_s"]) == ("checked", None)
+
+
+def test_a_restart_stamp_older_than_the_stage_is_another_runs():
+    record = run(("switch", 50))
+    assert dr.append(record, "stopped", at=10, not_before_stage=True) == record
+    assert dr.append(record, "stopped", at=None, not_before_stage=True) == record
+    assert dr.append(record, "stopped", at=51, not_before_stage=True)["events"][-1]["event"] == "stopped"
