@@ -231,8 +231,9 @@ def downtime(record, check_mode=False):
     if check_mode:
         return None, parts
     if "stopped" not in marks:
-        # Nothing was stopped: a failure before the switch, or an unchanged unit.
-        return (0.0 if "done" in marks or touched(record) != "unit" else None), parts
+        # The old unit was never stopped: a failure before the switch or before the restart, or an
+        # unchanged unit. It served throughout.
+        return 0.0, parts
     # The candidate's load ends when it is ready, or when it failed before being ready.
     parts["candidate_load_s"] = _span(marks, "stopped", "ready" if "ready" in marks else "failed")
     if "restart" in marks:

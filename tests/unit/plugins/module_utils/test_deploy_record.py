@@ -99,6 +99,8 @@ def test_a_restore_that_did_not_prove_the_unit(verdict, outcome):
     s = dr.summary(run(*events))
     assert s["outcome"] == outcome
     assert s["downtime_s"] is None  # still down, or not known to serve
+    # A switch that failed before its restart never stopped the old unit.
+    assert dr.summary(run(("switch", 1), ("failed", 3, {"cause": "x"})))["downtime_s"] == 0.0
 
 
 def test_deployed_and_unchanged():
