@@ -235,6 +235,12 @@ import traceback  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact_lines  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._systemd import (  # noqa: E402
+    WAIT_PROPERTIES,
+    parse_show,
+    show,
+    unit_name,
+)
 
 try:
     from ansible_collections.ddtree.sglang.plugins.module_utils import _readiness
@@ -244,48 +250,10 @@ except ImportError:  # requests (through _http) may be missing on the managed ho
 else:
     READINESS_IMPORT_ERROR = None
 
-# systemctl show properties read at each poll, and the key each gets in the result.
-UNIT_PROPERTIES = {
-    "LoadState": "load_state",
-    "ActiveState": "active_state",
-    "SubState": "sub_state",
-    "Result": "result",
-    "ExecMainStatus": "exec_main_status",
-    "ExecMainCode": "exec_main_code",
-    "NRestarts": "n_restarts",
-    "InvocationID": "invocation_id",
-    "MainPID": "main_pid",
-    "ActiveEnterTimestamp": "active_enter_timestamp",
-    "ExecMainStartTimestamp": "exec_main_start_timestamp",
-    "ExecMainExitTimestamp": "exec_main_exit_timestamp",
-    "ExecMainExitTimestampMonotonic": "exec_main_exit_monotonic",
-}
-_INT_KEYS = ("exec_main_status", "exec_main_code", "n_restarts", "main_pid")
-
 # Reading the journal right after the process exits can race journald's flush of the
 # process's last stdout lines: read again a few times before settling on "unknown".
 JOURNAL_SETTLE_READS = 4
 JOURNAL_SETTLE_DELAY = 0.5
-
-
-def parse_show(text):
-    """Parse ``systemctl show -p ...`` output into the result's unit dict (typed values)."""
-    raw = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key in UNIT_PROPERTIES:
-            raw[UNIT_PROPERTIES[key]] = value.strip()
-    unit = {}
-    for key in UNIT_PROPERTIES.values():
-        value = raw.get(key, "")
-        if key in _INT_KEYS:
-            unit[key] = int(value) if value.lstrip("-").isdigit() else 0
-        elif key == "exec_main_exit_monotonic":
-            # microseconds since boot; 0 means the main process has not exited yet
-            unit[key] = int(value) / 1e6 if value.isdigit() and int(value) > 0 else None
-        else:
-            unit[key] = value
-    return unit
 
 
 def death_reason(unit, invocation_id, restarts_baseline):
@@ -314,17 +282,12 @@ class SglangWaiter:
     def __init__(self, module):
         self.module = module
         self.params = module.params
-        name = self.params["name"]
-        self.unit_name = name if "." in name else name + ".service"
+        self.unit_name = unit_name(self.params["name"])
         self.systemctl = module.get_bin_path("systemctl", required=True)
         self.journalctl = module.get_bin_path("journalctl", required=True)
 
     def unit_state(self):
-        cmd = [self.systemctl, "show", self.unit_name, "-p", ",".join(UNIT_PROPERTIES)]
-        rc, out, err = self.module.run_command(cmd)
-        if rc != 0:
-            self.module.fail_json(msg=f"systemctl show {self.unit_name} failed: {err.strip() or out.strip()}")
-        return parse_show(out)
+        return parse_show(show(self.module, self.systemctl, self.unit_name, WAIT_PROPERTIES))
 
     def journal(self, invocation_id):
         """Journal lines of one invocation: the server's own output and systemd's messages about it."""
