@@ -121,3 +121,10 @@ def test_a_restart_stamp_older_than_the_stage_is_another_runs():
     assert dr.append(record, "stopped", at=10, not_before_stage=True) == record
     assert dr.append(record, "stopped", at=None, not_before_stage=True) == record
     assert dr.append(record, "stopped", at=51, not_before_stage=True)["events"][-1]["event"] == "stopped"
+
+
+def test_a_failed_algorithm_gets_the_next_steps():
+    # DDTree failing on a class: keep NEXTN, try the variants, or report upstream with the journal.
+    probe = " ".join(dr.stage("probe")["fix"].split())
+    for words in ("NEXTN", "nograph", "small", "#29907", "{journal}"):
+        assert words in probe, words
