@@ -273,3 +273,117 @@ def summary(record, profile="", journal="", check_mode=False):
             "total_s": round(_now() - events[0]["time"], 2) if events else None,
         },
     }
+
+
+def _probe_line(result):
+    """One API's probe, as the report shows it."""
+    failed = bool(result.get("failed", False))
+    return {
+        "ok": not failed,
+        "msg": result.get("msg") if failed else None,
+        "tokens_per_second": result.get("tokens_per_second"),
+        "ttft_s": result.get("ttft_s"),
+        "accept_length": (result.get("spec") or {}).get("accept_length"),
+        "degenerate": result.get("degenerate"),
+        "text": (result.get("text") or "")[:120],
+        "tried": True,
+    }
+
+
+def _not_tried(reason):
+    return {
+        "ok": False,
+        "tried": False,
+        "msg": reason,
+        "tokens_per_second": None,
+        "ttft_s": None,
+        "accept_length": None,
+        "degenerate": None,
+        "text": "",
+    }
+
+
+def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None):
+    """The host report's data (host_report.json): the run's settings (run), the course from the record,
+    the probes (probes[new], probes[restored]: probe_service.yml's), both sides of the gate and its verdict.
+
+    run: host, run_id, service, profile, profile_variants, check_mode, gpu_class, gpu_count, promote,
+    previous_algorithm, min_gain, gate_prompts (ids), gate_repeats, equivalence_tokens, gate_without_baseline,
+    snapshot (the store, or None), journal (its path, or None when no journal was saved)."""
+    course = summary(
+        record, profile=run.get("profile", ""), journal=run.get("journal") or "", check_mode=run.get("check_mode")
+    )
+    failure = course["failure"] or {}
+    probes = probes or {}
+    new = probes.get("new") or {}
+    lines = {r["item"]: _probe_line(r) for r in new.get("results", []) if not r.get("skipped")}
+    lines.update({api: _not_tried(reason) for api, reason in (new.get("not_tried") or {}).items()})
+    restored = [r for r in (probes.get("restored") or {}).get("results", []) if not r.get("skipped")]
+    base = baseline or {}
+    verdict = verdict or {}
+    ttfts = [p.get("median_ttft_s") for p in (base.get("prompts") or {}).values()]
+    ttfts = [t for t in ttfts if isinstance(t, (int, float))]
+    restore = course["restore"] or {}
+    deployed = course["outcome"] in ("deployed", "unchanged")
+    return {
+        "host": run.get("host"),
+        "run_id": record.get("run_id"),
+        "service": run.get("service"),
+        "profile": run.get("profile"),
+        "profile_variants": run.get("profile_variants") or [],
+        "check_mode": bool(run.get("check_mode")),
+        "outcome": course["outcome"],
+        "gpu_class": run.get("gpu_class"),
+        "gpu_count": run.get("gpu_count"),
+        "failed_step": failure.get("step") or None,
+        "failed_task": failure.get("task") or None,
+        "cause": failure.get("cause") or None,
+        "fix": failure.get("fix") or None,
+        "server_said": failure.get("said") or None,
+        # Whether the deployed unit is the host's last-known-good; null when nothing was deployed.
+        "promoted": bool(run.get("promote")) if deployed else None,
+        "previous_algorithm": run.get("previous_algorithm"),
+        # The gate's prompt set on the service before the switch: tokens_per_second is the median set rate,
+        # the number the gain is computed from; ttft_s the fastest prompt's median first token.
+        "baseline": {
+            "measured": bool(base.get("measured", False)),
+            "failed": "measured" in base and not base["measured"],
+            "msg": "; ".join(base.get("failures") or []) or None,
+            "tokens_per_second": base.get("median"),
+            "spread": base.get("spread"),
+            "ttft_s": min(ttfts) if ttfts else None,
+            "accept_length": None,
+        },
+        "new": lines,
+        "gain": verdict.get("gain"),
+        "min_gain": run.get("min_gain"),
+        # Both sides of the gate, its verdict, and the equivalence check with both texts of every prompt
+        # that differed.
+        "gate": {
+            "prompts": list(run.get("gate_prompts") or []) if base else [],
+            "repeats": run.get("gate_repeats"),
+            "baseline": base or None,
+            "new": gate_new,
+            "verdict": verdict.get("gate", "not run"),
+            "msg": verdict.get("gate_msg") or None,
+            "noise": verdict.get("noise"),
+            "within_noise": verdict.get("within_noise"),
+            "without_baseline": bool(run.get("gate_without_baseline")) and not base.get("measured", False),
+        },
+        "equivalence": verdict.get("equivalence")
+        or {"tokens": run.get("equivalence_tokens"), "ok": None, "mismatches": [], "msg": "not run"},
+        # Seconds from the old unit stopped to a service answering again, and its parts.
+        "downtime_s": course["downtime_s"],
+        "downtime": course["downtime"],
+        "restored": {
+            "verified": bool(restored) and not any(r.get("failed") for r in restored),
+            "tokens_per_second": restored[0].get("tokens_per_second") if restored else None,
+            "ttft_s": restored[0].get("ttft_s") if restored else None,
+            "restore_error": restore.get("error"),
+            # systemd's view of the restored unit when its verification could not run.
+            "systemd_state": restore.get("systemd_state") if course["outcome"] != "rolled_back" else None,
+        },
+        "timings": course["timings"],
+        "snapshot": run.get("snapshot"),
+        "journal": run.get("journal_saved"),
+    }
