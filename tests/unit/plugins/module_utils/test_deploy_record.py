@@ -128,3 +128,52 @@ def test_a_failed_algorithm_gets_the_next_steps():
     probe = " ".join(dr.stage("probe")["fix"].split())
     for words in ("NEXTN", "nograph", "small", "#29907", "{journal}"):
         assert words in probe, words
+
+
+def test_the_report_of_a_rollback_names_the_probe_and_the_restored_service():
+    record = run(
+        ("preflight", 100),
+        ("snapshot", 101),
+        ("switch", 110),
+        ("stopped", 111),
+        ("ready", 131),
+        ("probe", 131),
+        ("failed", 133.5, {"cause": "completions: no first token within 4 s (max_ttft)"}),
+        ("restart", 135),
+        ("restored", 150),
+        ("verified", 151, {"verified": True}),
+    )
+    probes = {
+        "new": {
+            "results": [{"item": "completions", "failed": True, "msg": "no first token within 4 s (max_ttft)"}],
+            "not_tried": {"chat": "not tried: completions failed first, the server is known broken"},
+        },
+        "restored": {"results": [{"item": "completions", "failed": False, "tokens_per_second": 50.2, "ttft_s": 0.05}]},
+    }
+    base = {"measured": True, "median": 50.1, "spread": 0.01, "prompts": {"a": {"median_ttft_s": 0.06}}}
+    r = dr.report(
+        record,
+        {"host": "ct129", "profile": "ddtree", "promote": True, "journal": "/r/ct129.journal.txt"},
+        probes=probes,
+        baseline=base,
+    )
+    assert (r["outcome"], r["failed_step"], r["promoted"]) == ("rolled_back", "probe", None)
+    assert r["new"]["completions"]["ok"] is False and r["new"]["chat"]["tried"] is False
+    assert r["restored"] == {
+        "verified": True,
+        "tokens_per_second": 50.2,
+        "ttft_s": 0.05,
+        "restore_error": None,
+        "systemd_state": None,
+    }
+    assert (r["baseline"]["tokens_per_second"], r["baseline"]["ttft_s"]) == (50.1, 0.06)
+    assert r["downtime_s"] == 39.0 and r["equivalence"]["msg"] == "not run"
+    assert "/r/ct129.journal.txt" in r["fix"]
+
+
+def test_the_report_of_a_deploy():
+    record = run(("switch", 1), ("stopped", 2), ("ready", 20), ("probe", 20), ("gate", 22), ("done", 30, {}))
+    verdict = {"gain": 0.21, "gate": "pass", "gate_msg": "gain +21 %", "equivalence": {"ok": True, "msg": "same"}}
+    r = dr.report(record, {"host": "ct200", "promote": True, "gate_prompts": ["a"]}, verdict=verdict)
+    assert (r["outcome"], r["promoted"], r["gain"], r["gate"]["verdict"]) == ("deployed", True, 0.21, "pass")
+    assert r["cause"] is None and r["fix"] is None and r["downtime_s"] == 18.0
