@@ -87,12 +87,12 @@ def run(host, state, check=False, diff=False, **args):
     return run_main(systemd_unit_snapshot.main, params, check_mode=check)
 
 
-# ---------------------------------------------------------------------------------- info
+# ---------------------------------------------------------------------------------- read
 
 
-def test_info_reports_what_systemd_loads(host):
+def test_read_reports_what_systemd_loads(host):
     host.install_nextn()
-    failed, result = run(host, "info")
+    failed, result = run(host, "read")
     assert not failed and not result["changed"]
     unit = result["unit"]
     etc = host.systemd.etc
@@ -109,8 +109,8 @@ def test_info_reports_what_systemd_loads(host):
     assert result["store"] == {"manifest": False, "in_progress": None, "candidate": None}
 
 
-def test_info_of_a_missing_unit(host):
-    failed, result = run(host, "info")
+def test_read_of_a_missing_unit(host):
+    failed, result = run(host, "read")
     assert not failed
     assert result["unit"]["exists"] is False and result["unit"]["fragment"] == ""
 
@@ -202,8 +202,8 @@ def test_candidate_keeps_the_promoted_snapshot_until_promotion(host):
     candidate = json.loads((host.store / "candidate-not-promoted.json").read_text())
     assert candidate["run_id"] == "r1" and "DDTREE" in candidate["exec_start"][0]
     assert not (host.store / "deploy-in-progress").exists()
-    _, info = run(host, "info")
-    assert info["store"]["candidate"] == candidate and info["store"]["in_progress"] is None
+    _, read = run(host, "read")
+    assert read["store"]["candidate"] == candidate and read["store"]["in_progress"] is None
 
     # The next deploy snapshots over a candidate: the promoted NEXTN unit stays in the store.
     failed, result = run(host, "snapshot", in_progress={"run_id": "r2"})
@@ -331,8 +331,8 @@ def test_missing_optional_environment_file(host):
     host.install_nextn()
     host.systemd.write(host.systemd.etc / UNIT, host.unit_text(env="-" + str(missing)))
     host.reload()
-    _, info = run(host, "info")
-    assert info["unit"]["env_files"] == [str(missing)]
+    _, read = run(host, "read")
+    assert read["unit"]["env_files"] == [str(missing)]
     failed, result = run(host, "snapshot")
     assert not failed
     assert str(missing) not in [f["path"] for f in host.manifest()["files"]]
