@@ -339,6 +339,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._systemd import (  # noqa: E402
     UNIT_PROPERTIES,
     credential_files,
@@ -484,8 +485,10 @@ class UnitSnapshot:
             entry = {
                 "before_header": path,
                 "after_header": path,
-                "before": "" if before is None else before.decode("utf-8", "replace"),
-                "after": "" if after is None else after.decode("utf-8", "replace"),
+                # A unit's text may still carry a key (--api-key in extra arguments, an
+                # Environment= line): the collection's one redaction hides it.
+                "before": "" if before is None else redact(before.decode("utf-8", "replace")),
+                "after": "" if after is None else redact(after.decode("utf-8", "replace")),
             }
         self.diffs.append(entry)
 

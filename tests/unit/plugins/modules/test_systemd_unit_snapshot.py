@@ -434,6 +434,8 @@ def test_diff_mode_shows_unit_text_but_never_secrets(host):
     run(host, "snapshot")
     host.deploy_ddtree()
     host.systemd.write(host.key, SECRET + "-rotated\n", 0o600)
+    # A key on the deployed unit's command line is redacted from its diff too.
+    host.systemd.write(host.systemd.etc / UNIT, host.unit_text(DDTREE + " --api-key " + SECRET))
     for state, check in (("restored", True), ("restored", False)):
         failed, result = run(host, state, check=check, diff=True)
         assert not failed
