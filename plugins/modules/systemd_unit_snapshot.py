@@ -362,6 +362,7 @@ MANIFEST_VERSION = 2
 # Kinds of stored files whose content may hold secrets: never shown in a diff.
 SECRET_KINDS = ("env", "credential")
 SECRET_TEXT = "(content not shown: environment and credential files hold secrets)\n"
+SECRET_CHANGED_TEXT = "(content differs; not shown: environment and credential files hold secrets)\n"
 
 
 def sha256_bytes(data):
@@ -479,7 +480,7 @@ class UnitSnapshot:
                 "before_header": path,
                 "after_header": path,
                 "before": "" if before is None else SECRET_TEXT,
-                "after": "" if after is None else "content differs " + SECRET_TEXT,
+                "after": "" if after is None else SECRET_CHANGED_TEXT,
             }
         else:
             entry = {
