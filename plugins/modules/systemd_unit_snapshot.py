@@ -639,9 +639,10 @@ class UnitSnapshot:
         paths = [unit["fragment"]] + unit["dropins"] + unit["env_files"] + unit["credential_files"]
         entries = []
         for index, path in enumerate(paths):
-            data = read_bytes(path)
+            # An optional environment file (EnvironmentFile=-...) that does not exist; nothing
+            # but regular files is stored (a restore writes them back through a rename).
+            data = read_bytes(path) if os.path.isfile(path) else None
             if data is None:
-                # An optional environment file (EnvironmentFile=-...) that does not exist.
                 continue
             info = os.stat(path)
             if index == 0:

@@ -158,3 +158,8 @@ def test_show_runs_systemctl_show_with_the_properties():
 def test_show_failure_names_the_unit_and_what_systemctl_said():
     with pytest.raises(RuntimeError, match="systemctl show u.service failed: Failed to connect to bus"):
         _systemd.show(Module(1, "", "Failed to connect to bus\n"), "systemctl", "u.service", ["A"])
+
+
+def test_a_masked_unit_has_nothing_to_snapshot():
+    props = _systemd.parse_properties("LoadState=masked\nFragmentPath=/dev/null\nUnitFileState=masked\n")
+    assert _systemd.unit_info(props)["exists"] is False
