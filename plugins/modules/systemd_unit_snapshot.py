@@ -448,7 +448,7 @@ class UnitSnapshot:
     # ------------------------------------------------------------------ systemd
 
     def read_unit(self, with_credentials=True):
-        """systemd's view of the unit (unit_info) and the raw properties."""
+        """systemd's view of the unit (unit_info), with the credential files its unit files name."""
         props = parse_properties(show(self.module, self.systemctl, self.unit, UNIT_PROPERTIES))
         creds = []
         if with_credentials:
@@ -541,10 +541,10 @@ class UnitSnapshot:
                 "writes it before switching the unit.",
                 manifest=self.manifest_path,
             )
+        manifest = None
         try:
             manifest = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
-            manifest = None
             problem = f"is not valid JSON ({exc})"
         else:
             problem = self.manifest_problem(manifest)
