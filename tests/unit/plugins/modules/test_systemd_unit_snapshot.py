@@ -237,6 +237,8 @@ def test_round_trip_restores_byte_for_byte_and_restarts_after_reset_failed(host)
     original = host.files()
     run(host, "snapshot", in_progress={"run_id": "r1"})
     host.deploy_ddtree()
+    run(host, "candidate", candidate={"run_id": "r1"})
+    (host.store / "deploy-in-progress").write_text('{"run_id": "r2"}\n')
     started = host.systemd.started_at
 
     failed, verified = run(host, "verified")
@@ -258,7 +260,9 @@ def test_round_trip_restores_byte_for_byte_and_restarts_after_reset_failed(host)
     assert result["unit"]["algorithm"] == "NEXTN" and result["unit"]["started_at"] == str(started + 1)
     paths = [f["path"] for f in host.manifest()["files"]]
     assert result["snapshot"] == {"enabled": True, "active": True, "files": paths}
+    # The last-known-good is back: no deploy is in progress, no candidate awaits promotion.
     assert not (host.store / "deploy-in-progress").exists()
+    assert not (host.store / "candidate-not-promoted.json").exists()
 
     failed, verified = run(host, "verified")
     assert not failed and verified["matches"] and verified["differences"] == []
@@ -397,7 +401,7 @@ def test_manifest_of_store_yml_without_checksum_is_restored(host):
 
 def test_systemd_loading_something_else_fails_without_starting(host):
     host.install_nextn()
-    run(host, "snapshot")
+    run(host, "snapshot", in_progress={"run_id": "r1"})
     host.deploy_ddtree()
     # A drop-in under /run that no restore removes: systemd loads it with the restored unit.
     host.systemd.write(host.systemd.run_dir / (UNIT + ".d") / "50-override.conf", "[Service]\nNice=5\n")
@@ -407,6 +411,8 @@ def test_systemd_loading_something_else_fails_without_starting(host):
     assert "DropInPaths are" in result["msg"] and "50-override.conf" in result["msg"]
     assert "not started" in result["msg"] and result["restarted"] is False
     assert "restart" not in host.systemd.commands() and "reset-failed" not in host.systemd.commands()
+    # Not restored: the interrupted deploy's marker stays for rollback.yml.
+    assert (host.store / "deploy-in-progress").exists()
 
 
 def test_check_mode_changes_nothing(host):
