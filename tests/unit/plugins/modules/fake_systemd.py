@@ -56,7 +56,7 @@ class FakeSystemd:
         exec_start, env_files = [], []
         for path in ([fragment] if fragment else []) + dropin_paths:
             for line in path.read_text().splitlines():
-                key, _, value = line.partition("=")
+                key, dummy, value = line.partition("=")
                 if key == "ExecStart":
                     exec_start = exec_start + [value] if value else []
                 elif key == "EnvironmentFile":

@@ -202,7 +202,7 @@ def test_candidate_keeps_the_promoted_snapshot_until_promotion(host):
     candidate = json.loads((host.store / "candidate-not-promoted.json").read_text())
     assert candidate["run_id"] == "r1" and "DDTREE" in candidate["exec_start"][0]
     assert not (host.store / "deploy-in-progress").exists()
-    _, read = run(host, "read")
+    read = run(host, "read")[1]
     assert read["store"]["candidate"] == candidate and read["store"]["in_progress"] is None
 
     # The next deploy snapshots over a candidate: the promoted NEXTN unit stays in the store.
@@ -335,7 +335,7 @@ def test_missing_optional_environment_file(host):
     host.install_nextn()
     host.systemd.write(host.systemd.etc / UNIT, host.unit_text(env="-" + str(missing)))
     host.reload()
-    _, read = run(host, "read")
+    read = run(host, "read")[1]
     assert read["unit"]["env_files"] == [str(missing)]
     failed, result = run(host, "snapshot")
     assert not failed
