@@ -166,7 +166,8 @@ def unit_info(props, credentials=()):
     active_state = first(props, "ActiveState")
     exec_starts = props.get("ExecStart", [])
     return {
-        "exists": load_state not in ("not-found", "") and bool(fragment),
+        # A masked unit (LoadState=masked, FragmentPath=/dev/null) has no file to keep or restore.
+        "exists": load_state not in ("not-found", "masked", "") and bool(fragment) and fragment != "/dev/null",
         "fragment": fragment,
         "dropins": first(props, "DropInPaths").split(),
         "env_files": [p for p in (env_file_path(v) for v in props.get("EnvironmentFiles", [])) if p],

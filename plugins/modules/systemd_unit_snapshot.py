@@ -59,7 +59,7 @@ options:
     aliases: [service]
   state:
     description:
-      - C(info) reads systemd's view of the unit (RV(unit)) and, when O(store) is given, the store's
+      - C(read) reads systemd's view of the unit (RV(unit)) and, when O(store) is given, the store's
         markers (RV(store)). Changes nothing.
       - C(snapshot) copies the unit's files into O(store) and writes the manifest. Store files that
         already equal the unit are not rewritten; stored files the new manifest does not list are
@@ -87,12 +87,12 @@ options:
       - C(verified) compares the live unit with the snapshot and changes nothing (RV(matches),
         RV(differences)).
     type: str
-    choices: [info, snapshot, candidate, restored, verified]
-    default: info
+    choices: [read, snapshot, candidate, restored, verified]
+    default: read
   store:
     description:
       - The store directory of this unit, e.g. C(/var/lib/ddtree-sglang/last-known-good/sglang-qwen).
-      - Required unless O(state=info). Created with mode 0700 (its parent with 0755) by O(state=snapshot).
+      - Required unless O(state=read). Created with mode 0700 (its parent with 0755) by O(state=snapshot).
     type: path
   in_progress:
     description:
@@ -235,7 +235,7 @@ unit:
     need_daemon_reload: false
 store:
   description: The store's markers and whether it holds a snapshot.
-  returned: when O(state=info) and O(store) is given
+  returned: when O(state=read) and O(store) is given
   type: dict
   contains:
     manifest:
@@ -339,6 +339,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._systemd import (  # noqa: E402
     UNIT_PROPERTIES,
     credential_files,
@@ -361,6 +362,7 @@ MANIFEST_VERSION = 2
 # Kinds of stored files whose content may hold secrets: never shown in a diff.
 SECRET_KINDS = ("env", "credential")
 SECRET_TEXT = "(content not shown: environment and credential files hold secrets)\n"
+SECRET_CHANGED_TEXT = "(content differs; not shown: environment and credential files hold secrets)\n"
 
 
 def sha256_bytes(data):
@@ -427,7 +429,7 @@ def atomic_write(path, data, mode, uid=None, gid=None):
 
 
 class UnitSnapshot:
-    """One state of the snapshot store of one unit: info, snapshot, candidate, restored, verified."""
+    """One state of the snapshot store of one unit: read, snapshot, candidate, restored, verified."""
 
     def __init__(self, module):
         self.module = module
@@ -446,7 +448,7 @@ class UnitSnapshot:
     # ------------------------------------------------------------------ systemd
 
     def read_unit(self, with_credentials=True):
-        """systemd's view of the unit (unit_info) and the raw properties."""
+        """systemd's view of the unit (unit_info), with the credential files its unit files name."""
         props = parse_properties(show(self.module, self.systemctl, self.unit, UNIT_PROPERTIES))
         creds = []
         if with_credentials:
@@ -478,14 +480,16 @@ class UnitSnapshot:
                 "before_header": path,
                 "after_header": path,
                 "before": "" if before is None else SECRET_TEXT,
-                "after": "" if after is None else "content differs " + SECRET_TEXT,
+                "after": "" if after is None else SECRET_CHANGED_TEXT,
             }
         else:
             entry = {
                 "before_header": path,
                 "after_header": path,
-                "before": "" if before is None else before.decode("utf-8", "replace"),
-                "after": "" if after is None else after.decode("utf-8", "replace"),
+                # A unit's text may still carry a key (--api-key in extra arguments, an
+                # Environment= line): the collection's one redaction hides it.
+                "before": "" if before is None else redact(before.decode("utf-8", "replace")),
+                "after": "" if after is None else redact(after.decode("utf-8", "replace")),
             }
         self.diffs.append(entry)
 
@@ -537,10 +541,10 @@ class UnitSnapshot:
                 "writes it before switching the unit.",
                 manifest=self.manifest_path,
             )
+        manifest = None
         try:
             manifest = json.loads(data.decode("utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:
-            manifest = None
             problem = f"is not valid JSON ({exc})"
         else:
             problem = self.manifest_problem(manifest)
@@ -615,9 +619,9 @@ class UnitSnapshot:
         found.extend(sorted(glob.glob(os.path.join(SYSTEMD_ETC, self.unit + ".d", "*.conf"))))
         return found
 
-    # ------------------------------------------------------------------ info
+    # ------------------------------------------------------------------ read
 
-    def info(self):
+    def read(self):
         result = {"changed": False, "unit": self.read_unit()}
         if self.store:
             result["manifest"] = self.manifest_path
@@ -635,9 +639,10 @@ class UnitSnapshot:
         paths = [unit["fragment"]] + unit["dropins"] + unit["env_files"] + unit["credential_files"]
         entries = []
         for index, path in enumerate(paths):
-            data = read_bytes(path)
+            # An optional environment file (EnvironmentFile=-...) that does not exist; nothing
+            # but regular files is stored (a restore writes them back through a rename).
+            data = read_bytes(path) if os.path.isfile(path) else None
             if data is None:
-                # An optional environment file (EnvironmentFile=-...) that does not exist.
                 continue
             info = os.stat(path)
             if index == 0:
@@ -762,7 +767,7 @@ class UnitSnapshot:
                 # Environment and credential files hold secrets (API keys): the copy stays 0600.
                 atomic_write(dest, data, 0o600)
 
-        keep = {os.path.join(self.store, entry["stored"]) for entry, _ in entries}
+        keep = {os.path.join(self.store, entry["stored"]) for entry, dummy in entries}
         for path in sorted(glob.glob(os.path.join(self.store, "files", "*"))):
             if path not in keep and os.path.isfile(path):
                 self.remove(path)
@@ -774,7 +779,7 @@ class UnitSnapshot:
             "service": self.service,
             "enabled": unit["enabled"],
             "active": unit["active"],
-            "files": [entry for entry, _ in entries],
+            "files": [entry for entry, dummy in entries],
             # What systemd loaded for the unit when it was snapshotted: a restore starts the unit
             # only when systemd loads the same again.
             "systemd": {
@@ -1050,7 +1055,7 @@ class UnitSnapshot:
 
     def run(self):
         state = self.params["state"]
-        if state != "info" and not self.store:
+        if state != "read" and not self.store:
             self.module.fail_json(msg=f"state={state} needs store: the snapshot directory of {self.unit}.")
         getattr(self, state)()
 
@@ -1059,7 +1064,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             name=dict(type="str", required=True, aliases=["service"]),
-            state=dict(type="str", default="info", choices=["info", "snapshot", "candidate", "restored", "verified"]),
+            state=dict(type="str", default="read", choices=["read", "snapshot", "candidate", "restored", "verified"]),
             store=dict(type="path"),
             in_progress=dict(type="dict"),
             candidate=dict(type="dict", default={}),
