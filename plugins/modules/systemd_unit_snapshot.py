@@ -99,6 +99,13 @@ options:
       - With O(state=snapshot), what to write into the C(deploy-in-progress) marker (for example the
         deploy's run id and profile), or null when the unit being stored is proved (see O(state)).
     type: dict
+  keep_markers:
+    description:
+      - With O(state=restored), leave the C(deploy-in-progress) and C(candidate-not-promoted.json) markers in
+        place; the caller removes them once it has proved the restored service. By default a successful
+        restore removes them.
+    type: bool
+    default: false
   candidate:
     description:
       - With O(state=candidate), what to write into C(candidate-not-promoted.json) (for example the
@@ -950,9 +957,12 @@ class UnitSnapshot:
             )
             result["unit"] = self.read_unit()
         # The last-known-good is what runs (or is stopped as it was): nothing is in progress,
-        # and a candidate that awaited promotion is gone.
-        self.remove(self.in_progress_path)
-        self.remove(self.candidate_path)
+        # and a candidate that awaited promotion is gone. A caller that proves the restored service
+        # first (ddtree_deploy) keeps the marks until it has: a restored unit that does not come up
+        # leaves the host for rollback.yml to finish.
+        if not self.module.params["keep_markers"]:
+            self.remove(self.in_progress_path)
+            self.remove(self.candidate_path)
         result["msg"] = self.restore_message(result, action)
         self.exit(**result)
 
@@ -1068,6 +1078,7 @@ def main():
             store=dict(type="path"),
             in_progress=dict(type="dict"),
             candidate=dict(type="dict", default={}),
+            keep_markers=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )

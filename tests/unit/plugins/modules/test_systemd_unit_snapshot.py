@@ -268,6 +268,17 @@ def test_round_trip_restores_byte_for_byte_and_restarts_after_reset_failed(host)
     assert not failed and verified["matches"] and verified["differences"] == []
 
 
+def test_restore_that_keeps_the_markers_for_its_caller(host):
+    # ddtree_deploy proves the restored service before it clears the marks: a restored unit that
+    # does not come up leaves the host for rollback.yml to finish.
+    host.install_nextn()
+    run(host, "snapshot", in_progress={"run_id": "r1"})
+    host.deploy_ddtree()
+    failed, result = run(host, "restored", keep_markers=True)
+    assert not failed and result["restarted"], result["msg"]
+    assert (host.store / "deploy-in-progress").exists()
+
+
 def test_restore_of_the_unchanged_running_unit_does_not_restart_it(host):
     # Issue 24: rollback.yml on a host already serving its last-known-good unit.
     host.install_nextn()
