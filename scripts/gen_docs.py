@@ -124,6 +124,10 @@ def role_sections(repo: Path) -> list[str]:
             if not options:
                 lines += ["No options.", ""]
                 continue
+            # An entry point that takes main's inputs (a YAML alias of main's options) says so once.
+            if entry != "main" and options is (entry_points.get("main") or {}).get("options"):
+                lines += ["The same variables as `main`.", ""]
+                continue
             lines += ["| Variable | Type | Default | Description |", "| --- | --- | --- | --- |"]
             lines += list(_rows(options))
             lines.append("")
