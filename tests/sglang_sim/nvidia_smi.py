@@ -13,6 +13,7 @@ Names, memory totals and compute capabilities are what the real nvidia-smi print
 import json
 import os
 import sys
+import time
 import uuid
 
 GPUS_FILE = "/etc/ddtree-sim/gpus.json"
@@ -167,7 +168,23 @@ def table(gpus, driver):
     return 0
 
 
+# Every call is appended here (time and arguments), so a scenario can count how often a deploy ran
+# nvidia-smi (ddtree_deploy: once per deploy).
+CALLS_LOG = "/run/ddtree-sim/nvidia-smi-calls.log"
+
+
+def record_call(argv):
+    path = os.environ.get("DDTREE_SIM_CALLS_LOG", CALLS_LOG)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a") as log:
+            log.write("{:.3f} {}\n".format(time.time(), " ".join(argv)))
+    except OSError:
+        pass  # counting is for tests; the answer matters more
+
+
 def main(argv):
+    record_call(argv)
     gpus, driver = load_gpus()
     if gpus is None:
         sys.stdout.write(NO_DRIVER)
