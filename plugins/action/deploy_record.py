@@ -49,5 +49,11 @@ class ActionModule(ActionBase):
             )
         except (_deploy_record.DeployRecordError, TypeError, ValueError) as exc:
             raise AnsibleActionFail(f"deploy_record: {exc}") from None
-        result.update(changed=False, ansible_facts={FACT: record}, event=record["events"][-1])
+        # stage: the stage the run is in now (progress displays follow it).
+        result.update(
+            changed=False,
+            ansible_facts={FACT: record},
+            event=record["events"][-1],
+            stage=_deploy_record.current_stage(record),
+        )
         return result

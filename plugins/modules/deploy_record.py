@@ -69,6 +69,11 @@ ansible_facts:
   type: dict
   sample:
     ddtree_deploy_record: {run_id: 20261204T180000Z, events: [{event: preflight, time: 1764871200.1, result: null}]}
+stage:
+  description: The stage the run is in after the event (the last stage that began).
+  returned: always
+  type: str
+  sample: snapshot
 event:
   description: The event appended.
   returned: always

@@ -4,8 +4,9 @@
 
 scripts/demo sends ansible-playbook's full output to a log file and enables this callback beside
 the default one. It writes to the file named by DDTREE_PROGRESS_FILE (the demo's terminal):
-- one line per play, and one per host each time the deploy role enters a stage (the role keeps
-  its stage in the fact __ddtree_deploy_stage: preflight, snapshot, switch, probe, ...);
+- one line per play, and one per host each time the deploy role enters a stage (each stage
+  begins with a ddtree.sglang.deploy_record event, whose result names the stage: preflight,
+  snapshot, install, options, baseline, switch, probe, ...), and "done" or "restored" at the end;
 - each failure once per host (a failure seen again, e.g. through a nested role's rescue, is not
   repeated; a loop names the failed item);
 - the one-line outcome each host ends with (tasks named "... | Say how it went") and the probe's
@@ -52,7 +53,13 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result):
         host = result._host.get_name()
-        stage = (result._result.get("ansible_facts") or {}).get("__ddtree_deploy_stage")
+        stage = None
+        if result._task.action in ("ddtree.sglang.deploy_record", "deploy_record"):
+            event = (result._result.get("event") or {}).get("event")
+            verified = ((result._result.get("event") or {}).get("result") or {}).get("verified")
+            stage = {"done": "done", "verified": "restored" if verified else None}.get(
+                event, result._result.get("stage")
+            )
         if stage and self._stage.get(host) != stage:
             self._stage[host] = stage
             self._line(f"{host:<12} {stage}")
