@@ -519,6 +519,7 @@ class Generation:
             for n_step, k in enumerate(self.steps):
                 if n_step == self.abort_after_steps:
                     self.finish = "abort"
+                    # schedule_batch.py:3504-3506 logs it as a warning
                     log(
                         f"retract_decode: aborted request {id(self):x}: {RETRACT_ABORT_MESSAGE}",
                         prefix=sim.rank_prefix,

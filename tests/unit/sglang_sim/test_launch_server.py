@@ -841,3 +841,38 @@ def test_degrade_aborts_requests_as_sglang_aborts_them(sglang_sim):
     assert families["sglang:num_requests"].samples  # aborted requests are finished requests
     assert "sglang:num_aborted_requests" not in families  # that counter is for clients that leave
     assert "retract_decode: aborted request" in sim.logs()
+
+
+BEHAVIOURS = Path(LAUNCH).parent / "behaviours"
+
+
+def _gain(entry, n):
+    sim = _sim_module()
+    return (
+        sim.rate_at(sim._rate_table(entry["DDTREE"]["rates"]), n)
+        / sim.rate_at(sim._rate_table(entry["NEXTN"]["rates"]), n)
+        - 1
+    )
+
+
+def test_the_test_host_is_plus_32_at_one_stream_and_minus_31_at_16():
+    entry = json.loads((BEHAVIOURS / "ampere_48g_gain_turns_negative.json").read_text())
+    assert _gain(entry, 1) == pytest.approx(0.32) and _gain(entry, 16) == pytest.approx(-0.31)
+
+
+@pytest.mark.parametrize("name", ["ct129_batched.json", "ct200_batched.json"])
+def test_class_curves_lose_the_gain_with_the_batch(name):
+    entry = json.loads((BEHAVIOURS / name).read_text())
+    gains = [_gain(entry, n) for n in (1, 8, 16, 32)]
+    assert gains[0] > 0.2 and gains == sorted(gains, reverse=True) and gains[-1] < 0
+
+
+@pytest.mark.parametrize(("host", "name"), [("ct129-sim", "ct129_batched.json"), ("ct200-sim", "ct200_batched.json")])
+def test_the_demo_hosts_carry_the_class_curves(host, name):
+    import yaml
+
+    entry = json.loads((BEHAVIOURS / name).read_text())
+    demo = yaml.safe_load((REPO / "inventories" / "demo" / "host_vars" / f"{host}.yml").read_text())["sim_behaviour"]
+    assert demo["NEXTN"]["rates"] == entry["NEXTN"]["rates"]
+    if demo["DDTREE"].get("mode") != "degenerate":
+        assert demo["DDTREE"]["rates"] == entry["DDTREE"]["rates"]
