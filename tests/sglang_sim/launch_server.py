@@ -150,6 +150,7 @@ SIM_FIELDS = (
     "speculative_ddtree_budget",
     "mem_fraction_static",
     "context_length",
+    "max_running_requests",
 )
 
 # Where the release's files would be: tracebacks name them as Python does (paths only; the
@@ -577,6 +578,7 @@ class Batch:
         self.sim = sim
         self.cond = threading.Condition()
         self.in_flight = set()
+        self.waiting = 0  # requests queued behind --max-running-requests
         self.decoding = 0
         self.clock = 0.0
         self.clock_at = time.monotonic()
@@ -604,7 +606,19 @@ class Batch:
             self.clock_at = end
 
     def join(self, gen):
+        # --max-running-requests (arg_groups/fields/schedule.py:31) caps the running batch: a request
+        # beyond it waits in the queue (num_queue_reqs) and its first token comes that much later.
+        limit = self.sim.args.max_running_requests
         with self.cond:
+            if limit and len(self.in_flight) >= limit:
+                self.waiting += 1
+                try:
+                    while len(self.in_flight) >= limit:
+                        if self.sim.stopping.is_set():
+                            raise ConnectionAbortedError("server shutting down")
+                        self.cond.wait(0.5)
+                finally:
+                    self.waiting -= 1
             self._advance(time.monotonic())
             self.in_flight.add(gen)
             self._publish(prefill=True)  # a prefill batch reports its stats (metrics_reporter.py:719-897)
@@ -658,7 +672,7 @@ class Batch:
         now = time.monotonic()
         g = dict(self.gauges or {"spec_accept_length": 0.0})
         g["num_running_reqs"] = len(self.in_flight) if not decode else self.decoding
-        g["num_queue_reqs"] = 0  # admission is not limited: nothing waits
+        g["num_queue_reqs"] = self.waiting
         g["tokens"] = sum(x.prompt_tokens + x.emitted for x in self.in_flight)  # in the KV pool
         g["token_usage"] = round(g["tokens"] / KV_POOL_TOKENS, 2)
         if decode:
@@ -1534,6 +1548,9 @@ def main(argv=None):
     ThreadingHTTPServer.address_family = family
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
+    # 0.5.23 runs uvicorn with backlog=2048 (entrypoints/http_server.py:2768); socketserver's 5 would drop the
+    # SYNs of a burst of clients (a closed-loop benchmark starting 64 streams), costing them 1 s each.
+    ThreadingHTTPServer.request_queue_size = 2048
     try:
         server = ThreadingHTTPServer((args.host, args.port), Handler)
     except OSError as e:

@@ -876,3 +876,38 @@ def test_the_demo_hosts_carry_the_class_curves(host, name):
     assert demo["NEXTN"]["rates"] == entry["NEXTN"]["rates"]
     if demo["DDTREE"].get("mode") != "degenerate":
         assert demo["DDTREE"]["rates"] == entry["DDTREE"]["rates"]
+
+
+def test_requests_beyond_max_running_requests_wait_in_the_queue(sglang_sim):
+    sim = sglang_sim(
+        algorithm="NEXTN",
+        behaviour=RATES,
+        mode=None,
+        args=["--enable-metrics", "--max-running-requests", "2", "--decode-log-interval", "1"],
+    )
+    threads = [threading.Thread(target=_stream, args=(sim.base_url, 41, {}, i)) for i in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+    assert families["sglang:num_queue_reqs"].samples[0].value == 1.0
+    assert families["sglang:num_running_reqs"].samples[0].value == 2.0
+    for t in threads:
+        t.join()
+    families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+    ttft = {s.labels["le"]: s.value for s in families["sglang:time_to_first_token_seconds"].samples if "le" in s.labels}
+    assert ttft["0.2"] == 2.0 and ttft["1.0"] == 3.0  # the third waited for one of the first two (~0.6 s)
+
+
+def test_a_burst_of_64_connections_is_accepted_at_once(sglang_sim):
+    sim = sglang_sim()
+    start = time.monotonic()
+    conns = [socket.create_connection(("127.0.0.1", sim.port), timeout=2) for _ in range(64)]
+    try:
+        for c in conns:
+            c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert all(c.recv(12) == b"HTTP/1.1 200" for c in conns)
+    finally:
+        for c in conns:
+            c.close()
+    assert time.monotonic() - start < 0.9  # a dropped SYN is retried after 1 s
