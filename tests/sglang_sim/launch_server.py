@@ -674,7 +674,7 @@ class Batch:
         g["num_running_reqs"] = len(self.in_flight) if not decode else self.decoding
         g["num_queue_reqs"] = self.waiting
         g["tokens"] = sum(x.prompt_tokens + x.emitted for x in self.in_flight)  # in the KV pool
-        g["token_usage"] = round(g["tokens"] / KV_POOL_TOKENS, 2)
+        g["token_usage"] = g["tokens"] / KV_POOL_TOKENS
         if decode:
             gap = now - self.last_decode_tic
             self.last_decode_tic = now
