@@ -1524,6 +1524,8 @@ def main(argv=None):
         f"sglang-sim: build={table['build']} version={sim.version} mode={b['mode']} tok_s={b['tok_s']:.4g} "
         f"accept_length={b['accept_length']:.3g} ttft_s={b['ttft_s']:.4g} load_seconds={b['load_seconds']:.4g} "
         f"bind_delay_s={b['bind_delay_s']:.4g}"
+        + (" rates=" + ",".join(f"{n}:{r:.4g}" for n, r in b["rates"]) if b["rates"] else "")
+        + (" degrade=" + json.dumps(b["degrade"], separators=(",", ":")) if b["degrade"] else "")
     )
     # model_executor/model_runner.py:1274
     log("Load weight begin. avail mem=46.82 GB", prefix=sim.rank_prefix)

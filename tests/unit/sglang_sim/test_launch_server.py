@@ -601,8 +601,10 @@ def test_a_flat_tok_s_from_the_environment_wins_over_the_table(tmp_path):
     f.write_text(json.dumps(RATES))
     env = {"DDTREE_SIM_BEHAVIOUR_FILE": str(f), "SGLANG_SIM_MODE": ""}
     args = ["--model-path", "/m", "--host", "256.0.0.1", "--speculative-algorithm", "NEXTN"]
-    assert " tok_s=100 " in launch(args, env=env).stderr  # the table's rate at one stream
-    assert " tok_s=12 " in launch(args, env=dict(env, SGLANG_SIM_TOK_S="12")).stderr
+    table = launch(args, env=env).stderr
+    assert " tok_s=100 " in table and " rates=1:100,4:50,16:20" in table  # tok_s: the table's rate at one stream
+    flat = launch(args, env=dict(env, SGLANG_SIM_TOK_S="12")).stderr
+    assert " tok_s=12 " in flat and " rates=" not in flat
 
 
 # --- /metrics ---------------------------------------------------------------------------------------
