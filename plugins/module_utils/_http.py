@@ -395,6 +395,25 @@ class HttpClient:
         self.session.close()
 
 
+def body_pieces(resp):
+    """The body of a streamed response as it arrives, in pieces of any size, linear in its length.
+
+    ``read1`` returns what one read of the socket brings (up to 64 KiB), so an event is handed
+    on as soon as it is in, and a 5 MB event costs a few hundred reads, not five million.
+    urllib3 before 2.0 has no ``read1``: there, HTTP chunks as they come (chunked) or small reads.
+    """
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:
+        chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+        yield from resp.iter_content(chunk_size=None if chunked else 1)
+        return
+    while True:
+        chunk = read1(65536)
+        if not chunk:
+            return
+        yield chunk
+
+
 # Why a status usually happens, for the message (SGLang's meanings first).
 STATUS_HINTS = {
     400: "the server rejected or failed the request",
