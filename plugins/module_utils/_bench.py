@@ -429,22 +429,27 @@ class Bench:
                 )
                 return
             parser = SSEParser()
-            ended = None
-            for piece in body_pieces(resp):
-                t = clock()
-                for data in parser.feed(piece):
-                    ev = interpret(o["api"], data)
-                    if stream.add(ev, t):
-                        rec.times.append(t)
-                    if ev.kind in ("done", "error"):
-                        # The end of the answer: what may follow is the HTTP body's end, not worth a wait.
-                        ended = t
+            t_done = None
+            try:
+                # Read to the body's end (the chunked terminator follows [DONE] at once), as bench_serving's
+                # aiohttp does: the connection then goes back to the pool instead of a new one per request.
+                for piece in body_pieces(resp):
+                    t = clock()
+                    for data in parser.feed(piece):
+                        ev = interpret(o["api"], data)
+                        if stream.add(ev, t):
+                            rec.times.append(t)
+                        if ev.kind == "done" and t_done is None:
+                            t_done = t
+                    if stream.error:
                         break
-                if ended:
-                    break
-            if resp.watchdog.fired:
+            except Exception:
+                if t_done is None:
+                    raise
+                # The answer was complete: a body that never ends after [DONE] costs its connection only.
+            if resp.watchdog.fired and t_done is None:
                 raise resp.watchdog.error(url)
-            rec.end = ended or clock()
+            rec.end = t_done or clock()
             if stream.error:
                 rec.error = f"error in the stream after {stream.completion_tokens} token(s): {cut(stream.error, 300)}"
             elif not stream.done and not stream.finish_reason:

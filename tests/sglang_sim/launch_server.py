@@ -1049,6 +1049,10 @@ def main(argv=None):
     ThreadingHTTPServer.address_family = family
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
+    # socketserver listens with a backlog of 5 (CPython Lib/socketserver.py:443, request_queue_size):
+    # 16 clients connecting at once overflow it, the kernel drops their SYNs and they retry after 1 s,
+    # a first token 1 s late that a real server's much larger backlog never shows (docs/bench.md).
+    ThreadingHTTPServer.request_queue_size = 1024
     try:
         server = ThreadingHTTPServer((args.host, args.port), Handler)
     except OSError as e:
