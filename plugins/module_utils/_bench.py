@@ -299,11 +299,12 @@ class Bench:
                 )
         if res["deadline_reached"]:
             skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
-            reasons.append(
+            reasons.insert(
+                0,
                 "deadline {} s passed: in-flight requests were cut{}".format(
                     _num(o["deadline"]),
                     "; not run: concurrency " + ", ".join(skipped) if skipped else "",
-                )
+                ),
             )
         res["elapsed_s"] = _r(self.clock() - self.t0, 3)
         res["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
@@ -350,7 +351,7 @@ class Bench:
         cond = threading.Condition()
         state = {"pending": 0, "stop": False}
         records = []
-        clients = [self._client() for _ in range(n)]
+        clients = [self._client() for _worker in range(n)]
 
         def worker(i):
             client = clients[i]
@@ -551,8 +552,11 @@ def _prompts(items, api):
                 raise BenchError(f"{where} has messages, which only api: chat sends; set api: chat or use prompt")
             if not isinstance(item["messages"], list) or not all(isinstance(m, dict) for m in item["messages"]):
                 raise BenchError(f"{where}.messages must be a list of mappings with role and content")
+        item = dict(item)
         mt = item.get("max_tokens")
+        if isinstance(mt, str) and mt.strip().isdigit():
+            mt = item["max_tokens"] = int(mt)  # a templated value arrives as a string
         if mt is not None and (isinstance(mt, bool) or not isinstance(mt, int) or mt < 1):
             raise BenchError(f"{where}.max_tokens must be a whole number of at least 1; got {mt!r}")
-        out.append(dict(item))
+        out.append(item)
     return out

@@ -230,6 +230,11 @@ class Watchdog:
     def cancel(self):
         self._timer.cancel()
 
+    @property
+    def over(self):
+        """Fired, or cancelled: nothing left for ``abort()`` to stop."""
+        return self.fired or self._timer.finished.is_set()
+
     def spent(self):
         return time.monotonic() - self.start
 
@@ -331,7 +336,9 @@ class HttpClient:
             raise HttpError("timeout", f"no time left for {method} {url} (its deadline has passed)", url=url)
         watchdog = Watchdog(f"{method} {url}", seconds)
         with self._lock:
-            self._watchdogs = [w for w in self._watchdogs if not w.fired] + [watchdog]
+            # Only requests still running: a client that sends thousands (llm_bench) must not
+            # scan its whole history on each one.
+            self._watchdogs = [w for w in self._watchdogs if not w.over] + [watchdog]
         _current.watchdog = watchdog
         try:
             with warnings.catch_warnings():

@@ -33,7 +33,7 @@ def test_percentile_agrees_with_the_standard_librarys_inclusive_quantiles():
     # which bench_serving reports: an independent implementation to check against.
     rng = random.Random(7)
     for n in (2, 3, 10, 101, 1000):
-        data = [rng.expovariate(20.0) for _ in range(n)]
+        data = [rng.expovariate(20.0) for _draw in range(n)]
         cuts = statistics.quantiles(data, n=100, method="inclusive")
         for q in (50, 90, 99):
             assert percentile(data, q) == pytest.approx(cuts[q - 1], rel=1e-12), (n, q)
