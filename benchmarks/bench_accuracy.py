@@ -6,7 +6,8 @@ At 1, 4 and 16 streams, on one simulator (no speculation, ``tok_s`` 40, ``ttft_s
 48-token answers): the simulator's configured truth, llm_bench's aggregate output tok/s, and
 bench_serving's (``python -m sglang.bench_serving --backend sglang-oai --max-concurrency N``, the
 pinned 0.5.23 wheel's own code), with the load average before and after each run. Writes
-benchmarks/results/bench_accuracy_<date>.json and prints the table docs/bench.md quotes.
+benchmarks/results/bench_accuracy_<date>.json (renamed -quiet or -loaded by the load average it
+records for docs/bench.md) and prints the table docs/bench.md quotes.
 
 bench_serving runs in its own venv (never the dev venv), from the wheel's files, offline:
 
@@ -104,7 +105,7 @@ def unpack_wheel(dest):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench-serving-python", default=str(REPO / ".cache" / "bench-serving-venv" / "bin" / "python"))
     ap.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--as-bench-serving", nargs=2, metavar=("SRC", "WORK"), help=argparse.SUPPRESS)
