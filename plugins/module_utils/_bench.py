@@ -190,6 +190,7 @@ def level_figures(records, concurrency):
         "output_tokens": sum(r.tokens for r in done),
         "errors": {"count": len(errors), "messages": messages},
         "cut": sum(1 for r in counted if r.cut),
+        "streams_measured": len(spans),
         "ttft_s": distribution(ttfts),
         "itl_s": distribution(itls),
         "decode_tokens_per_second": {"p50": _r(percentile(decode, 50), 2)},
@@ -296,6 +297,14 @@ class Bench:
                 reasons.append(
                     f"no request completed at concurrency {level['concurrency']} "
                     f"({level['errors']['count']} error(s); first: {first})"
+                )
+            elif level["streams_measured"] < level["concurrency"] and not level.get("cut_by_deadline"):
+                # A stream busy with one request from before the window to after it has no counted
+                # request: the aggregate would miss its share and read low.
+                missing = level["concurrency"] - level["streams_measured"]
+                reasons.append(
+                    f"at concurrency {level['concurrency']}, {missing} stream(s) started no request inside the "
+                    f"{_num(o['duration'])} s window (one request outlasted it): lengthen duration or lower max_tokens"
                 )
         if res["deadline_reached"]:
             skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]

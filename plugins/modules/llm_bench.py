@@ -119,7 +119,8 @@ options:
     type: dict
 notes:
   - A level where no request completed fails the module, with the first error messages. A level with some
-    errors does not; RV(levels[].errors) counts them.
+    errors does not; RV(levels[].errors) counts them. A level where a stream started no request inside the
+    window (one request outlasted it) fails too, naming the fix.
   - The module's own CPU time is returned (RV(client_cpu_s)); at 16 streams it is a few percent of one core, so
     the client does not limit what it measures (C(docs/bench.md) has the figures).
 seealso:
@@ -190,6 +191,11 @@ levels:
       description: Counted requests cut by the deadline (neither completed nor errors).
       type: int
       sample: 0
+    streams_measured:
+      description: Streams that started at least one request inside the window. Fewer than O(concurrency) fails
+        the module (a request outlasted the window, so the aggregate would miss that stream's share).
+      type: int
+      sample: 16
     ttft_s:
       description: Time to first token in seconds, from sending the request, C(p50), C(p90), C(p99).
       type: dict

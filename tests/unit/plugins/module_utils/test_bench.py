@@ -81,6 +81,7 @@ def test_each_worker_is_measured_over_its_counted_requests_and_the_rates_add_up(
     assert f["errors"] == {"count": 1, "messages": ["HTTP 500 from POST x (the server failed internally)"]}
     assert f["token_count_source"] == "usage"
     assert f["ttft_s"]["p50"] == pytest.approx(0.1)
+    assert f["streams_measured"] == 2
 
 
 def test_cut_requests_are_neither_completed_nor_errors_and_do_not_stretch_the_span():
@@ -223,3 +224,27 @@ def test_a_server_without_usage_is_counted_by_chunks_as_a_lower_bound(scripted_s
     assert "lower bound" in level["token_count_source"]
     sent = json.loads(seen[-1]["body"])
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True} and sent["model"] == "m"
+
+
+def test_a_stream_whose_one_request_outlasts_the_window_fails_the_level(scripted_server, h):
+    # The second request the server sees takes 1.5 s, from the warmup past the end of a 0.5 s window:
+    # its stream starts nothing inside the window, and an aggregate without its share would read low.
+    seen_count = []
+    events = [_c("Hi"), _c(" there", "length"), "[DONE]"]
+
+    def answer(_body):
+        seen_count.append(1)
+        delay = 1.5 if len(seen_count) == 2 else 0.0
+        return h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events), delay=delay)
+
+    url, _seen = scripted_server(
+        {"/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})), "/v1/completions": answer}
+    )
+    r = Bench(url, concurrency=2, duration=0.5, warmup=0.1, max_tokens=2).run()
+    level = r["levels"][0]
+    assert level["completed"] > 0 and level["streams_measured"] == 1
+    assert r["failed"]
+    assert r["msg"] == (
+        "at concurrency 2, 1 stream(s) started no request inside the 0.5 s window (one request outlasted it): "
+        "lengthen duration or lower max_tokens"
+    )
