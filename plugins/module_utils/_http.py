@@ -230,6 +230,11 @@ class Watchdog:
     def cancel(self):
         self._timer.cancel()
 
+    @property
+    def over(self):
+        """Fired, or cancelled: nothing left for ``abort()`` to stop."""
+        return self.fired or self._timer.finished.is_set()
+
     def spent(self):
         return time.monotonic() - self.start
 
@@ -331,7 +336,9 @@ class HttpClient:
             raise HttpError("timeout", f"no time left for {method} {url} (its deadline has passed)", url=url)
         watchdog = Watchdog(f"{method} {url}", seconds)
         with self._lock:
-            self._watchdogs = [w for w in self._watchdogs if not w.fired] + [watchdog]
+            # Only requests still running: a client that sends thousands (llm_bench) must not
+            # scan its whole history on each one.
+            self._watchdogs = [w for w in self._watchdogs if not w.over] + [watchdog]
         _current.watchdog = watchdog
         try:
             with warnings.catch_warnings():
@@ -393,6 +400,25 @@ class HttpClient:
         for watchdog in self._watchdogs:
             watchdog.cancel()
         self.session.close()
+
+
+def body_pieces(resp):
+    """The body of a streamed response as it arrives, in pieces of any size, linear in its length.
+
+    ``read1`` returns what one read of the socket brings (up to 64 KiB), so an event is handed
+    on as soon as it is in, and a 5 MB event costs a few hundred reads, not five million.
+    urllib3 before 2.0 has no ``read1``: there, HTTP chunks as they come (chunked) or small reads.
+    """
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:
+        chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
+        yield from resp.iter_content(chunk_size=None if chunked else 1)
+        return
+    while True:
+        chunk = read1(65536)
+        if not chunk:
+            return
+        yield chunk
 
 
 # Why a status usually happens, for the message (SGLang's meanings first).

@@ -33,6 +33,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     TRANSPORT_KINDS,
     HttpClient,
     HttpError,
+    body_pieces,
     cut,
     describe_transport_error,
     http_status_error,
@@ -376,7 +377,7 @@ class Probe:
                     q.put(("not_sse", (ctype, _read_some(resp, QUOTE_BYTES)), clock()))
                     return
                 parser = SSEParser()
-                for chunk in _pieces(resp):
+                for chunk in body_pieces(resp):
                     t = clock()
                     for data in parser.feed(chunk):
                         q.put(("data", data, t))
@@ -657,29 +658,10 @@ class Probe:
                 }
 
 
-def _pieces(resp):
-    """The body of a streamed response as it arrives, in pieces of any size, linear in its length.
-
-    ``read1`` returns what one read of the socket brings (up to 64 KiB), so an event is handed
-    on as soon as it is in, and a 5 MB event costs a few hundred reads, not five million.
-    urllib3 before 2.0 has no ``read1``: there, HTTP chunks as they come (chunked) or small reads.
-    """
-    read1 = getattr(resp.raw, "read1", None)
-    if read1 is None:
-        chunked = "chunked" in resp.headers.get("transfer-encoding", "").lower()
-        yield from resp.iter_content(chunk_size=None if chunked else 1)
-        return
-    while True:
-        chunk = read1(65536)
-        if not chunk:
-            return
-        yield chunk
-
-
 def _read_some(resp, limit):
     """Up to ``limit`` bytes of a body, as text, for a quote."""
     got = b""
-    for chunk in _pieces(resp):
+    for chunk in body_pieces(resp):
         got += chunk
         if len(got) >= limit:
             break

@@ -52,7 +52,11 @@ ENV_OVERRIDES = {
     "SGLANG_SIM_BIND_DELAY_S": ("bind_delay_s", float),
     "SGLANG_SIM_TTFT_S": ("ttft_s", float),
     "SGLANG_SIM_TEXT": ("text", str),
+    "SGLANG_SIM_RATES": ("rates", json.loads),
+    "SGLANG_SIM_DEGRADE": ("degrade", json.loads),
 }
+# What a "degrade" entry does not say: it changes nothing but what it names.
+DEGRADE_DEFAULTS = {"after_s": 0.0, "accept_length": None, "abort_rate": 0.0, "rate_factor": 1.0}
 
 # Healthy output: plain, varied English, one "token" per word piece.
 PASSAGES = (
@@ -124,7 +128,16 @@ RESERVED_ALIASES = ("NEXTN",)
 # Defaults of the ServerArgs fields the simulator reads, as 0.5.23 declares them, for a table
 # that carries no defaults: arg_groups/fields/serving.py:65 host, :66 port;
 # parallel.py:45-51 tp_size; observability.py:31 log_level; exec_.py:670 disable_cuda_graph.
-FIELD_DEFAULTS = {"host": "127.0.0.1", "port": 30000, "tp_size": 1, "log_level": "info", "disable_cuda_graph": False}
+# observability.py:70 enable_metrics; :136-139 decode_log_interval, 40 decode passes.
+FIELD_DEFAULTS = {
+    "host": "127.0.0.1",
+    "port": 30000,
+    "tp_size": 1,
+    "log_level": "info",
+    "disable_cuda_graph": False,
+    "enable_metrics": False,
+    "decode_log_interval": 40,
+}
 SIM_FIELDS = (
     "model_path",
     "tokenizer_path",
@@ -137,6 +150,7 @@ SIM_FIELDS = (
     "speculative_ddtree_budget",
     "mem_fraction_static",
     "context_length",
+    "max_running_requests",
 )
 
 # Where the release's files would be: tracebacks name them as Python does (paths only; the
@@ -356,8 +370,61 @@ def load_behaviour(args, given, table):
     merged.update(entry)
     merged["mode"] = mode
     merged["time_scale"] = float(os.environ.get("SGLANG_SIM_TIME_SCALE", "1") or 1)
+    if os.environ.get("SGLANG_SIM_TOK_S", "") != "" and os.environ.get("SGLANG_SIM_RATES", "") == "":
+        merged.pop("rates", None)  # a flat rate from the environment wins over the file's table
+    merged["rates"] = _rate_table(merged.get("rates"))
+    if merged["rates"] and "tok_s" not in entry:
+        merged["tok_s"] = rate_at(merged["rates"], 1)  # what the start line shows
+    merged["degrade"] = _degrade(merged.get("degrade"))
     if merged["tok_s"] <= 0 or merged["accept_length"] < 1:
         raise SystemExit("sglang-sim: tok_s must be > 0 and accept_length >= 1")
+    return merged
+
+
+def _rate_table(rates):
+    """ "rates": {"1": 66, "4": 52, "16": 22} as sorted (streams, tok/s) points, or None."""
+    if rates is None:
+        return None
+    try:
+        points = sorted((int(n), float(r)) for n, r in dict(rates).items())
+    except (TypeError, ValueError):
+        points = []
+    if not points or any(n < 1 or r <= 0 for n, r in points):
+        raise SystemExit(
+            "sglang-sim: rates must map a number of streams (1 or more) to a tok/s above 0, "
+            'e.g. {"1": 66, "4": 52, "16": 22}; got ' + json.dumps(rates)
+        )
+    return points
+
+
+def rate_at(points, n):
+    """Per-stream decode rate with n generations in flight: linear between the table's points,
+    the first point's rate below it and the last point's rate past it (README "Batching")."""
+    if n <= points[0][0]:
+        return points[0][1]
+    for i in range(1, len(points)):  # no zip(strict=): Python 3.9
+        (n0, r0), (n1, r1) = points[i - 1], points[i]
+        if n <= n1:
+            return r0 + (r1 - r0) * (n - n0) / (n1 - n0)
+    return points[-1][1]
+
+
+def _degrade(degrade):
+    """A "degrade" entry completed with its defaults, or None."""
+    if degrade is None:
+        return None
+    if not isinstance(degrade, dict) or set(degrade) - set(DEGRADE_DEFAULTS):
+        raise SystemExit(
+            'sglang-sim: degrade must be a mapping with keys among {} (e.g. {{"after_s": 40, '
+            '"accept_length": 1.02, "abort_rate": 0.3, "rate_factor": 0.5}}); got {}'.format(
+                ", ".join(DEGRADE_DEFAULTS), json.dumps(degrade)
+            )
+        )
+    merged = dict(DEGRADE_DEFAULTS, **degrade)
+    if merged["accept_length"] is not None and merged["accept_length"] < 1:
+        raise SystemExit("sglang-sim: degrade.accept_length must be 1 or more")
+    if not 0 <= merged["abort_rate"] <= 1 or merged["rate_factor"] <= 0 or merged["after_s"] < 0:
+        raise SystemExit("sglang-sim: degrade needs after_s >= 0, abort_rate between 0 and 1, rate_factor > 0")
     return merged
 
 
@@ -365,11 +432,19 @@ def load_behaviour(args, given, table):
 
 
 class Generation:
-    """Tokens and their timing for one request: prefill yields one token, each decode step accept_length."""
+    """Tokens and their timing for one request: prefill yields one token, each decode step accept_length.
 
-    def __init__(self, sim, prompt, max_tokens, temperature, chat=False):
+    ``stream`` is whether the client streams (the is_streaming label of the request metrics)."""
+
+    def __init__(self, sim, prompt, max_tokens, temperature, chat=False, stream=False):
         self.sim = sim
+        self.stream = bool(stream)
+        self.arrived = time.monotonic()
         b = sim.behaviour
+        degraded = sim.degraded(self.arrived)
+        accept_length = b["accept_length"]
+        if degraded and b["degrade"]["accept_length"] is not None:
+            accept_length = b["degrade"]["accept_length"]
         self.prompt_tokens = max(1, len(TOKEN_RE.findall(prompt))) + (10 if chat else 0)
         mode = b["mode"]
         if mode == "degenerate":
@@ -402,34 +477,66 @@ class Generation:
         self.steps = []
         acc, emitted, rest = 0.0, 0, max(0, len(pieces) - 1)
         while emitted < rest:
-            acc += b["accept_length"]
+            acc += accept_length
             k = max(1, min(rest - emitted, int(math.floor(acc + 1e-9)) - emitted))
             self.steps.append(k)
             emitted += k
-        # SGLang counts verify passes only (the prefill token is not one): accept length = tokens / verify_ct.
-        self.verify_ct = len(self.steps) or (1 if pieces else 0)
+        # A degraded server aborts some requests half-way through their decode steps, as 0.5.23's
+        # scheduler aborts a request it retracts under decode memory pressure (README "Degrading").
+        self.abort_after_steps = None
+        if degraded and self.steps and random.random() < b["degrade"]["abort_rate"]:
+            self.abort_after_steps = len(self.steps) // 2
+        self.emitted = 0  # tokens sent so far
+        self.verify_done = 0  # decode steps done so far
 
     @property
     def completion_tokens(self):
-        return len(self.pieces)
+        """Tokens the request produced: all of them, or those sent before an abort."""
+        return self.emitted if self.finish == "abort" else len(self.pieces)
+
+    @property
+    def verify_ct(self):
+        # SGLang counts verify passes only (the prefill token is not one): accept length = tokens / verify_ct.
+        return self.verify_done or (1 if self.emitted else 0)
 
     def chunks(self):
-        """Yield (text piece, n tokens) at the simulated pace."""
-        b = self.sim.behaviour
-        scale = b["time_scale"]
+        """Yield (text piece, n tokens) at the simulated pace.
+
+        The request is in flight (it counts for the batch's rate) from here to its last token;
+        decode steps are paced on the batch's clock, so joins, leaves and a degrade change the rate
+        of a stream under way (README "Batching")."""
         if not self.pieces:
             return
-        # Pace against deadlines from the first token, so a late wake-up (a busy host) is caught up
-        # on the next step instead of slowing the whole stream: the rate after the first token stays tok_s.
-        self.sim.sleep(b["ttft_s"] * scale)
-        t_first = time.monotonic()
-        yield self.pieces[0], 1
-        i, done = 1, 0
-        for k in self.steps:
-            done += k
-            self.sim.sleep(t_first + done / b["tok_s"] * scale - time.monotonic())
-            yield "".join(self.pieces[i : i + k]), k
-            i += k
+        sim = self.sim
+        scale = sim.behaviour["time_scale"]
+        sim.batch.join(self)
+        try:
+            sim.sleep(sim.behaviour["ttft_s"] * scale)
+            now = time.monotonic()
+            start = sim.batch.first_token(self, now)
+            sim.metrics.first_token(self, now - self.arrived)
+            self.emitted, last = 1, now
+            yield self.pieces[0], 1
+            for n_step, k in enumerate(self.steps):
+                if n_step == self.abort_after_steps:
+                    self.finish = "abort"
+                    # schedule_batch.py:3504-3506 logs it as a warning
+                    log(
+                        f"retract_decode: aborted request {id(self):x}: {RETRACT_ABORT_MESSAGE}",
+                        prefix=sim.rank_prefix,
+                    )
+                    break
+                sim.batch.wait_until(start + self.emitted - 1 + k)
+                now = time.monotonic()
+                self.verify_done += 1
+                self.emitted += k
+                sim.batch.stepped(self, k)
+                sim.metrics.tokens(now - last, k)
+                last = now
+                yield "".join(self.pieces[self.emitted - k : self.emitted]), k
+        finally:
+            sim.batch.leave(self)
+        sim.metrics.finished(self, time.monotonic() - self.arrived)
 
     def text(self):
         return "".join(piece for piece, _count in self.chunks())
@@ -447,6 +554,145 @@ class Generation:
         }
 
 
+# managers/schedule_batch.py:3492-3502 (0.5.23): the abort of a request retracted under decode
+# memory pressure without a KV backup, with HTTPStatus.SERVICE_UNAVAILABLE.
+RETRACT_ABORT_MESSAGE = "Retracted under decode memory pressure without a KV backup. Retry later."
+# The KV pool the start-up log announces ("#tokens: 65536"): token_usage's denominator.
+KV_POOL_TOKENS = 65536
+# managers/scheduler_components/metrics_reporter.py:74: gen_throughput reads 0 once decode
+# stats are older than this (_current_gen_throughput, :266-274).
+GEN_THROUGHPUT_STALENESS_SECONDS = 30.0
+
+
+class Batch:
+    """The generations in flight and the decode rate they share.
+
+    ``clock`` counts the tokens one stream has decoded since start: it advances at
+    rate(n) / time_scale tokens per second, n being the generations in flight (admitted and not
+    finished), so a stream's k-th decoded token is due when the clock has moved k tokens past its
+    first token. The scheduler's gauges are published as 0.5.23 publishes them: at each prefill
+    (admission), every --decode-log-interval decode forward passes of the batch, and when the
+    batch goes idle."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.cond = threading.Condition()
+        self.in_flight = set()
+        self.waiting = 0  # requests queued behind --max-running-requests
+        self.decoding = 0
+        self.clock = 0.0
+        self.clock_at = time.monotonic()
+        # Scheduler stats (managers/scheduler_components/metrics_reporter.py:276-306).
+        self.forward_ct = 0.0  # decode forward passes of the batch (one per step of every stream in it)
+        self.interval_tokens = 0
+        self.interval_spec_forward_ct = 0  # update_spec_metrics adds the batch size per pass (:543-555)
+        self.last_decode_tic = time.monotonic()
+        self.last_gen_throughput = 0.0
+        self.gauges = None  # nothing published yet: the families appear with the first report
+
+    def rate(self, n, when):
+        b = self.sim.behaviour
+        r = rate_at(b["rates"], n) if b["rates"] else b["tok_s"]
+        if self.sim.degraded(when):
+            r *= b["degrade"]["rate_factor"]
+        return r / b["time_scale"]
+
+    def _advance(self, now):
+        """Move the clock to now, across the degrade boundary when there is one in between."""
+        while self.clock_at < now:
+            edge = self.sim.degrade_at
+            end = edge if edge is not None and self.clock_at < edge < now else now
+            self.clock += self.rate(len(self.in_flight), self.clock_at) * (end - self.clock_at)
+            self.clock_at = end
+
+    def join(self, gen):
+        # --max-running-requests (arg_groups/fields/schedule.py:31) caps the running batch: a request
+        # beyond it waits in the queue (num_queue_reqs) and its first token comes that much later.
+        limit = self.sim.args.max_running_requests
+        with self.cond:
+            if limit and len(self.in_flight) >= limit:
+                self.waiting += 1
+                try:
+                    while len(self.in_flight) >= limit:
+                        if self.sim.stopping.is_set():
+                            raise ConnectionAbortedError("server shutting down")
+                        self.cond.wait(0.5)
+                finally:
+                    self.waiting -= 1
+            self._advance(time.monotonic())
+            self.in_flight.add(gen)
+            self._publish(prefill=True)  # a prefill batch reports its stats (metrics_reporter.py:719-897)
+            self.cond.notify_all()
+
+    def first_token(self, gen, now):
+        with self.cond:
+            self._advance(now)
+            self.decoding += 1
+            return self.clock
+
+    def leave(self, gen):
+        with self.cond:
+            self._advance(time.monotonic())
+            if gen in self.in_flight:
+                self.in_flight.discard(gen)
+                if gen.emitted:
+                    self.decoding -= 1
+                if not self.in_flight:
+                    # _maybe_log_idle_metrics (metrics_reporter.py:1476-1532): running 0, throughput 0.
+                    self._publish(idle=True)
+            self.cond.notify_all()
+
+    def wait_until(self, target):
+        """Until the clock reaches target (tokens); joins, leaves and the degrade wake us to recompute."""
+        with self.cond:
+            while True:
+                now = time.monotonic()
+                self._advance(now)
+                if self.clock >= target - 1e-9:
+                    return
+                if self.sim.stopping.is_set():
+                    raise ConnectionAbortedError("server shutting down")
+                wait = (target - self.clock) / self.rate(len(self.in_flight), now)
+                edge = self.sim.degrade_at
+                if edge is not None and now < edge:
+                    wait = min(wait, edge - now)
+                self.cond.wait(min(wait, 0.5))
+
+    def stepped(self, gen, k):
+        """One decode step of one stream: 1/decoding of a batch forward pass."""
+        with self.cond:
+            self.interval_tokens += k
+            self.interval_spec_forward_ct += 1
+            before = int(self.forward_ct // self.sim.decode_log_interval)
+            self.forward_ct += 1.0 / max(1, self.decoding)
+            if int(self.forward_ct // self.sim.decode_log_interval) > before:
+                self._publish(decode=True)
+
+    def _publish(self, prefill=False, decode=False, idle=False):
+        now = time.monotonic()
+        g = dict(self.gauges or {"spec_accept_length": 0.0})
+        g["num_running_reqs"] = len(self.in_flight) if not decode else self.decoding
+        g["num_queue_reqs"] = self.waiting
+        g["tokens"] = sum(x.prompt_tokens + x.emitted for x in self.in_flight)  # in the KV pool
+        g["token_usage"] = g["tokens"] / KV_POOL_TOKENS
+        if decode:
+            gap = now - self.last_decode_tic
+            self.last_decode_tic = now
+            self.last_gen_throughput = self.interval_tokens / gap if gap > 0 else 0.0
+            # metrics_reporter.py:966-973: accepted tokens / verify passes of the interval, 0 without speculation
+            if self.sim.spec_enabled and self.interval_spec_forward_ct:
+                g["spec_accept_length"] = self.interval_tokens / self.interval_spec_forward_ct
+            self.interval_tokens = self.interval_spec_forward_ct = 0
+            g["gen_throughput"] = self.last_gen_throughput
+            self.sim.decode_log(g)
+        elif idle:
+            g["gen_throughput"] = 0.0
+        else:
+            stale = now - self.last_decode_tic > GEN_THROUGHPUT_STALENESS_SECONDS
+            g["gen_throughput"] = 0.0 if stale else self.last_gen_throughput
+        self.gauges = g
+
+
 class Sim:
     def __init__(self, args, behaviour, version=None):
         self.args = args
@@ -461,6 +707,21 @@ class Sim:
         self.last_throughput = None
         # A scheduler's log prefix (managers/scheduler.py:6289-6290): its TP rank when tp_size > 1.
         self.rank_prefix = " TP0" if (args.tp_size or 1) > 1 else ""
+        self.decode_log_interval = max(1, int(args.decode_log_interval or 40))
+        self.batch = Batch(self)
+        self.metrics = Metrics(self)
+
+    @property
+    def degrade_at(self):
+        """When the degrade starts (monotonic time): after_s of serving after warm-up, or None."""
+        d = self.behaviour.get("degrade")
+        if not d:
+            return None
+        return self.ready_at + d["after_s"] * self.behaviour["time_scale"]
+
+    def degraded(self, when):
+        at = self.degrade_at
+        return at is not None and when >= at
 
     def sleep(self, seconds):
         if self.stopping.wait(max(0.0, seconds)):
@@ -469,6 +730,22 @@ class Sim:
     @property
     def ready(self):
         return time.monotonic() >= self.ready_at
+
+    def decode_log(self, g):
+        """The "Decode batch" line, every --decode-log-interval forward passes
+        (managers/scheduler_components/metrics_reporter.py:963-1043, 0.5.23)."""
+        accept = ""
+        if self.spec_enabled:
+            steps = self.args.speculative_num_draft_tokens or 4
+            rate = min(1.0, max(0.0, (g["spec_accept_length"] - 1) / max(1, steps - 1)))
+            accept = f"accept len: {g['spec_accept_length']:.2f}, accept rate: {rate:.2f}, "
+        log(
+            f"Decode batch, #running-req: {g['num_running_reqs']}, "
+            f"#token: {g['tokens']}, token usage: {g['token_usage']:.2f}, "
+            f"{accept}cuda graph: {not self.args.disable_cuda_graph}, "
+            f"gen throughput (token/s): {g['gen_throughput']:.2f}, #queue-req: {g['num_queue_reqs']}",
+            prefix=self.rank_prefix,
+        )
 
     def server_info(self):
         info = dict(vars(self.args))
@@ -497,6 +774,205 @@ class Sim:
             }
         )
         return info
+
+
+# --------------------------------------------------------------------------- metrics
+#
+# What 0.5.23 serves at /metrics with --enable-metrics: prometheus_client's multiprocess registry
+# (utils/common.py:2843-2853, mounted by entrypoints/http_server.py:314-317), text format 0.0.4.
+# Each family: (name, type, HELP text, label names beyond the collector's base labels) at the
+# wheel's file:line. A family appears once it has a sample (multiprocess files hold only
+# label sets that were used), labels sorted by name, a histogram as _sum, _bucket..., _count.
+
+OBS = "srt/observability/metrics_collector.py"
+# SchedulerMetricsCollector (metrics_collector.py:334), labels of init_new (:1382-1388).
+SCHEDULER_GAUGES = (
+    ("sglang:num_running_reqs", "The number of running requests.", OBS + ":364-369"),
+    ("sglang:num_queue_reqs", "The number of requests in the waiting queue.", OBS + ":370-375"),
+    ("sglang:gen_throughput", "The generation throughput (token/s).", OBS + ":382-387"),
+    ("sglang:token_usage", "The token usage.", OBS + ":404-409"),
+    (
+        "sglang:spec_accept_length",
+        "Mean acceptance length of speculative decoding (accepted drafts + bonus token per forward).",
+        OBS + ":511-516",
+    ),
+)
+# TokenizerMetricsCollector (metrics_collector.py:1822), labels of tokenizer_metric_labels (:1804-1819).
+COUNTERS = {
+    "generation": ("sglang:generation_tokens_total", "Number of generation tokens processed.", OBS + ":1860-1864"),
+    "prompt": ("sglang:prompt_tokens_total", "Number of prefill tokens processed.", OBS + ":1855-1859"),
+    "requests": ("sglang:num_requests_total", "Number of requests processed.", OBS + ":1940-1944"),
+    "aborted": ("sglang:num_aborted_requests_total", "Number of requests aborted.", OBS + ":1959-1963"),
+}
+HISTOGRAMS = {
+    "ttft": ("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", OBS + ":2040-2048"),
+    "itl": ("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", OBS + ":2050-2055"),
+    "e2e": (
+        "sglang:e2e_request_latency_seconds",
+        "Histogram of End-to-end request latency in seconds",
+        OBS + ":2067-2072",
+    ),
+}
+# Default buckets, metrics_collector.py:1965-1985 (TTFT), :1987-2011 (e2e), :2013-2038 (ITL);
+# --bucket-time-to-first-token etc. replace them (arg_groups/fields/observability.py:104-115).
+DEFAULT_BUCKETS = {
+    "ttft": (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400),
+    "e2e": (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400),
+    "itl": (
+        0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080, 0.100,
+        0.200, 0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000,
+    ),
+}  # fmt: skip
+BUCKET_FLAGS = {
+    "ttft": "bucket_time_to_first_token",
+    "itl": "bucket_inter_token_latency",
+    "e2e": "bucket_e2e_request_latency",
+}
+# observability/http_request_metrics.py:29-39 (_HttpRequestMetrics), set by its middleware (:82-104).
+HTTP_REQUESTS = ("sglang:http_requests_total", "Total number of HTTP requests by endpoint and method")
+HTTP_RESPONSES = ("sglang:http_responses_total", "Total number of HTTP responses by endpoint and status code")
+CONTENT_TYPE_0_0_4 = "text/plain; version=0.0.4; charset=utf-8"  # prometheus_client exposition.py
+
+
+def _go_float(value):
+    """A number as prometheus_client writes it (floatToGoString): 5.0, 0.1, +Inf."""
+    value = float(value)
+    if value == math.inf:
+        return "+Inf"
+    if value == -math.inf:
+        return "-Inf"
+    if value != value:
+        return "NaN"
+    return repr(value)
+
+
+def _escape(value):
+    return str(value).replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+
+
+def _sample(name, labels, value):
+    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
+    return f"{name}{{{inner}}} {_go_float(value)}" if inner else f"{name} {_go_float(value)}"
+
+
+class Metrics:
+    """The request-side families (counters, histograms, HTTP) as 0.5.23's tokenizer manager records
+    them, and the text of /metrics with the scheduler's gauges (Batch.gauges)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        args = sim.args
+        self.enabled = bool(args.enable_metrics)
+        self.lock = threading.Lock()
+        # tokenizer_metric_labels (metrics_collector.py:1804-1819): served model name (the model
+        # path when not given), engine type "unified" without PD disaggregation
+        # (disaggregation/utils.py:156-161); "priority" with --enable-priority-scheduling.
+        self.labels = {"model_name": sim.model_id, "engine_type": "unified"}
+        if getattr(args, "enable_priority_scheduling", False):
+            self.labels["priority"] = ""
+        # SchedulerMetricsCollector.init_new (metrics_collector.py:1382-1392): plus the ranks of
+        # the stats-logging scheduler (TP 0, PP 0, EP 0).
+        self.scheduler_labels = dict(self.labels, tp_rank="0", pp_rank="0", moe_ep_rank="0")
+        self.buckets = {}
+        for key, flag in BUCKET_FLAGS.items():
+            given = getattr(args, flag, None)
+            self.buckets[key] = tuple(float(b) for b in given) if given else DEFAULT_BUCKETS[key]
+        self.counters = {}  # (key, label items) -> value
+        self.histograms = {}  # (key, label items) -> [bucket counts, sum, count]
+        self.http = {}  # (name, label items) -> value
+
+    def _inc(self, key, labels, by=1.0):
+        k = (key, tuple(sorted(labels.items())))
+        self.counters[k] = self.counters.get(k, 0.0) + by
+
+    def _observe(self, key, labels, value, times=1):
+        k = (key, tuple(sorted(labels.items())))
+        h = self.histograms.setdefault(k, [[0] * len(self.buckets[key]), 0.0, 0])
+        for i, bound in enumerate(self.buckets[key]):
+            if value <= bound:
+                h[0][i] += times
+                break
+        h[1] += value * times
+        h[2] += times
+
+    def _streaming(self, gen):
+        return dict(self.labels, is_streaming="true" if gen.stream else "false")
+
+    def first_token(self, gen, ttft):
+        # TokenizerManager.collect_metrics (managers/tokenizer_manager.py:3235-3247): on the first output.
+        with self.lock:
+            self._observe("ttft", self._streaming(gen), ttft)
+
+    def tokens(self, interval, k):
+        # observe_inter_token_latency (metrics_collector.py:2158-2183): k tokens of interval/k each.
+        with self.lock:
+            self._observe("itl", self.labels, interval / k, times=k)
+
+    def finished(self, gen, e2e):
+        # observe_one_finished_request (metrics_collector.py:2096-2142), on every finished request,
+        # aborted ones included (tokenizer_manager.py:3262-3297).
+        spec = gen.spec_meta()
+        if spec:
+            self.sim.last_accept_length = spec["spec_accept_length"]
+        self.sim.last_throughput = gen.completion_tokens / e2e if e2e > 0 else None
+        with self.lock:
+            labels = self._streaming(gen)
+            self._inc("prompt", labels, gen.prompt_tokens)
+            self._inc("generation", labels, gen.completion_tokens)
+            self._inc("requests", labels)
+            self._observe("e2e", labels, e2e)
+
+    def client_abort(self):
+        # TokenizerManager.abort_request (tokenizer_manager.py:2241-2265): a client that went away.
+        with self.lock:
+            self._inc("aborted", self.labels)
+
+    def http_response(self, endpoint, method, status):
+        # The middleware counts every request and response when metrics are on (http_request_metrics.py:82-104).
+        if not self.enabled:
+            return
+        with self.lock:
+            for name, labels in (
+                (HTTP_REQUESTS[0], {"endpoint": endpoint, "method": method}),
+                (HTTP_RESPONSES[0], {"endpoint": endpoint, "method": method, "status_code": str(status)}),
+            ):
+                k = (name, tuple(sorted(labels.items())))
+                self.http[k] = self.http.get(k, 0.0) + 1
+
+    def text(self):
+        families = []
+        gauges = self.sim.batch.gauges
+        if gauges is not None:
+            for name, doc, _where in SCHEDULER_GAUGES:
+                families.append((name, "gauge", doc, [_sample(name, self.scheduler_labels, gauges[name[7:]])]))
+        with self.lock:
+            for key, (name, doc, _where) in COUNTERS.items():
+                rows = [_sample(name, dict(lk), v) for (k, lk), v in sorted(self.counters.items()) if k == key]
+                if rows:
+                    families.append((name, "counter", doc, rows))
+            for key, (name, doc, _where) in HISTOGRAMS.items():
+                rows = []
+                for (k, lk), (counts, total, count) in sorted(self.histograms.items()):
+                    if k != key:
+                        continue
+                    labels = dict(lk)
+                    rows.append(_sample(name + "_sum", labels, total))
+                    running = 0
+                    for i, bound in enumerate(self.buckets[key]):
+                        running += counts[i]
+                        rows.append(_sample(name + "_bucket", dict(labels, le=_go_float(bound)), running))
+                    rows.append(_sample(name + "_bucket", dict(labels, le="+Inf"), count))
+                    rows.append(_sample(name + "_count", labels, count))
+                if rows:
+                    families.append((name, "histogram", doc, rows))
+            for name, doc in (HTTP_REQUESTS, HTTP_RESPONSES):
+                rows = [_sample(name, dict(lk), v) for (n, lk), v in sorted(self.http.items()) if n == name]
+                if rows:
+                    families.append((name, "counter", doc, rows))
+        out = []
+        for name, typ, doc, rows in sorted(families):
+            out += [f"# HELP {name} {doc}", f"# TYPE {name} {typ}"] + rows
+        return ("\n".join(out) + "\n").encode() if out else b""
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -548,6 +1024,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _access(self, status):
         phrase = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 503: "Service Unavailable"}
+        path = self.path.split("?", 1)[0]
+        # The middleware labels a response with its route's path, or the raw path when no route matches
+        # (http_request_metrics.py:109-117).
+        self.sim.metrics.http_response(path, self.command, status)
         host, port = self.client_address[:2]
         log(
             f'INFO:     {host}:{port} - "{self.command} {self.path} HTTP/1.1" {status} {phrase.get(status, "")}',
@@ -617,6 +1097,8 @@ class Handler(BaseHTTPRequestHandler):
             ("POST", "/v1/chat/completions"): self.chat,
             ("POST", "/generate"): self.generate,
         }
+        if self.sim.metrics.enabled:
+            routes[("GET", "/metrics")] = self.metrics
         fn = routes.get((method, path))
         if fn is None:
             if method == "POST":
@@ -628,6 +1110,13 @@ class Handler(BaseHTTPRequestHandler):
             fn()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
+            if method == "POST" and not self.sim.stopping.is_set():
+                self.sim.metrics.client_abort()  # a client that left mid-generation: SGLang aborts it
+
+    def metrics(self):
+        # Only with --enable-metrics (entrypoints/http_server.py:314-317 mounts it); without, /metrics
+        # is an unknown path: 404 {"detail": "Not Found"}.
+        self._send(200, self.sim.metrics.text(), ctype=CONTENT_TYPE_0_0_4)
 
     # -- endpoints
     def health(self):
@@ -717,24 +1206,11 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
-    def _decode_log(self, gen, seconds):
-        rate = gen.completion_tokens / seconds if seconds > 0 else None
-        self.sim.last_throughput = rate
-        if self.sim.spec_enabled:
-            self.sim.last_accept_length = gen.spec_meta().get("spec_accept_length")
-        spec = gen.spec_meta()
-        accept = (
-            f"accept len: {self.sim.last_accept_length:.2f}, accept rate: {spec.get('spec_accept_rate', 0):.2f}, "
-            if self.sim.spec_enabled
-            else ""
-        )
-        # managers/scheduler_components/metrics_reporter.py:963-1043 (0.5.23), one request running.
-        log(
-            f"Decode batch, #running-req: 1, #token: {gen.prompt_tokens + gen.completion_tokens}, token usage: 0.00, "
-            f"{accept}cuda graph: {not self.sim.args.disable_cuda_graph}, "
-            f"gen throughput (token/s): {rate or 0.0:.2f}, #queue-req: 0",
-            prefix=self.sim.rank_prefix,
-        )
+    def _abort_response(self):
+        # A non-streamed request the scheduler aborted with a status: the HTTPException of
+        # tokenizer_manager.py:1916-1921 as the OpenAI layer and the server answer it
+        # (entrypoints/openai/serving_base.py:119-122, entrypoints/http_server.py:625-631).
+        return self._send(503, _openai_error(RETRACT_ABORT_MESSAGE, 503, "503"))
 
     def _openai(self, chat):
         req = self._body()
@@ -756,21 +1232,27 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(400, _openai_error("prompt: field required"))
             prompt = prompt if isinstance(prompt, str) else json.dumps(prompt)
         max_tokens = req.get("max_completion_tokens") or req.get("max_tokens") or (16 if not chat else 128)
-        gen = Generation(self.sim, prompt, int(max_tokens), float(req.get("temperature", 1.0) or 0), chat=chat)
+        stream = bool(req.get("stream"))
+        gen = Generation(
+            self.sim, prompt, int(max_tokens), float(req.get("temperature", 1.0) or 0), chat=chat, stream=stream
+        )
         rid = uuid.uuid4().hex
         created = int(time.time())
         obj = "chat.completion" if chat else "text_completion"
-        usage = {
-            "prompt_tokens": gen.prompt_tokens,
-            "total_tokens": gen.prompt_tokens + gen.completion_tokens,
-            "completion_tokens": gen.completion_tokens,
-            "prompt_tokens_details": None,
-            "reasoning_tokens": 0,
-        }
-        t0 = time.monotonic()
-        if not req.get("stream"):
+
+        def usage():
+            return {
+                "prompt_tokens": gen.prompt_tokens,
+                "total_tokens": gen.prompt_tokens + gen.completion_tokens,
+                "completion_tokens": gen.completion_tokens,
+                "prompt_tokens_details": None,
+                "reasoning_tokens": 0,
+            }
+
+        if not stream:
             text = gen.text()
-            self._decode_log(gen, time.monotonic() - t0)
+            if gen.finish == "abort":
+                return self._abort_response()
             if chat:
                 choice = {
                     "index": 0,
@@ -789,7 +1271,7 @@ class Handler(BaseHTTPRequestHandler):
                 }
             return self._send(
                 200,
-                {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice], "usage": usage},
+                {"id": rid, "object": obj, "created": created, "model": model, "choices": [choice], "usage": usage()},
             )
         include_usage = bool((req.get("stream_options") or {}).get("include_usage"))
         self._stream_headers()
@@ -805,26 +1287,32 @@ class Handler(BaseHTTPRequestHandler):
             self._sse(
                 {"id": rid, "object": chunk_obj, "created": created, "model": model, "choices": [choice], "usage": None}
             )
-        # The finish chunk: empty content, finish_reason set (as SGLang sends it).
-        last = {
-            "index": 0,
-            "logprobs": None,
-            "finish_reason": gen.finish,
-            "matched_stop": None if gen.finish == "length" else 151645,
-        }
-        if chat:
-            last["delta"] = {}
+        if gen.finish == "abort":
+            # An abort with a status mid-stream: an error chunk instead of the finish chunk, then the
+            # usage chunk and [DONE] as usual (serving_completions.py:356-371, :476-504;
+            # serving_chat.py:2562-2580; the chunk's shape: serving_base.py:223-237).
+            error = _openai_error(RETRACT_ABORT_MESSAGE, 503, "SERVICE_UNAVAILABLE")
+            self._sse({"error": error})
         else:
-            last["text"] = ""
-        self._sse(
-            {"id": rid, "object": chunk_obj, "created": created, "model": model, "choices": [last], "usage": None}
-        )
+            # The finish chunk: empty content, finish_reason set (as SGLang sends it).
+            last = {
+                "index": 0,
+                "logprobs": None,
+                "finish_reason": gen.finish,
+                "matched_stop": None if gen.finish == "length" else 151645,
+            }
+            if chat:
+                last["delta"] = {}
+            else:
+                last["text"] = ""
+            self._sse(
+                {"id": rid, "object": chunk_obj, "created": created, "model": model, "choices": [last], "usage": None}
+            )
         if include_usage:
             self._sse(
-                {"id": rid, "object": chunk_obj, "created": created, "model": model, "choices": [], "usage": usage}
+                {"id": rid, "object": chunk_obj, "created": created, "model": model, "choices": [], "usage": usage()}
             )
         self._sse_end()
-        self._decode_log(gen, time.monotonic() - t0)
 
     def completions(self):
         self._openai(chat=False)
@@ -842,8 +1330,13 @@ class Handler(BaseHTTPRequestHandler):
         if text is None and req.get("input_ids") is None:
             return self._send(400, {"error": {"message": "Either text or input_ids should be provided."}})
         params = req.get("sampling_params") or {}
+        stream = bool(req.get("stream"))
         gen = Generation(
-            self.sim, str(text or ""), int(params.get("max_new_tokens", 128)), float(params.get("temperature", 1.0))
+            self.sim,
+            str(text or ""),
+            int(params.get("max_new_tokens", 128)),
+            float(params.get("temperature", 1.0)),
+            stream=stream,
         )
         rid = uuid.uuid4().hex
         t0 = time.monotonic()
@@ -859,15 +1352,20 @@ class Handler(BaseHTTPRequestHandler):
                 "e2e_latency": round(time.monotonic() - t0, 6),
             }
             if done:
-                fr = {"type": gen.finish}
-                fr.update({"length": n} if gen.finish == "length" else {"matched": 151645})
+                if gen.finish == "abort":
+                    # FINISH_ABORT.to_json (managers/schedule_batch.py:332-346), status 503 (:3492-3502)
+                    fr = {"type": "abort", "message": RETRACT_ABORT_MESSAGE, "status_code": 503, "err_type": None}
+                else:
+                    fr = {"type": gen.finish}
+                    fr.update({"length": n} if gen.finish == "length" else {"matched": 151645})
                 m["finish_reason"] = fr
                 m.update(gen.spec_meta())
             return m
 
-        if not req.get("stream"):
+        if not stream:
             out = gen.text()
-            self._decode_log(gen, time.monotonic() - t0)
+            if gen.finish == "abort":
+                return self._abort_response()
             return self._send(
                 200,
                 {
@@ -882,9 +1380,10 @@ class Handler(BaseHTTPRequestHandler):
             sofar += piece  # SGLang's /generate streams the text so far, not the increment
             n += k
             self._sse({"text": sofar, "output_ids": list(range(1000, 1000 + n)), "meta_info": meta(False, n)})
+        # An abort ends the stream with the abort's finish_reason (tokenizer_manager.py:1922-1923 hands
+        # the output on; http_server.py:950-956 writes it).
         self._sse({"text": sofar, "output_ids": list(range(1000, 1000 + n)), "meta_info": meta(True, n)})
         self._sse_end()
-        self._decode_log(gen, time.monotonic() - t0)
 
 
 # --------------------------------------------------------------------------- startup
@@ -1025,6 +1524,8 @@ def main(argv=None):
         f"sglang-sim: build={table['build']} version={sim.version} mode={b['mode']} tok_s={b['tok_s']:.4g} "
         f"accept_length={b['accept_length']:.3g} ttft_s={b['ttft_s']:.4g} load_seconds={b['load_seconds']:.4g} "
         f"bind_delay_s={b['bind_delay_s']:.4g}"
+        + (" rates=" + ",".join(f"{n}:{r:.4g}" for n, r in b["rates"]) if b["rates"] else "")
+        + (" degrade=" + json.dumps(b["degrade"], separators=(",", ":")) if b["degrade"] else "")
     )
     # model_executor/model_runner.py:1274
     log("Load weight begin. avail mem=46.82 GB", prefix=sim.rank_prefix)
@@ -1049,6 +1550,9 @@ def main(argv=None):
     ThreadingHTTPServer.address_family = family
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
+    # 0.5.23 runs uvicorn with backlog=2048 (entrypoints/http_server.py:2768); socketserver's 5 would drop the
+    # SYNs of a burst of clients (a closed-loop benchmark starting 64 streams), costing them 1 s each.
+    ThreadingHTTPServer.request_queue_size = 2048
     try:
         server = ThreadingHTTPServer((args.host, args.port), Handler)
     except OSError as e:

@@ -11,6 +11,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -468,3 +470,446 @@ def test_greedy_output_depends_on_the_prompt_alone(sglang_sim, chat):
         # fast but answering differently: as many tokens, other words, not degenerate
         assert n_wrong == n == 12 and text != base
         assert len(set(text.split())) > 6
+
+
+# --- batching: the per-stream rate falls with the generations in flight --------------------------
+
+
+def _sim_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sglang_sim_launch_server", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rate_table_interpolates_and_holds():
+    sim = _sim_module()
+    points = sim._rate_table({"16": 22, "1": 66, "4": 52})
+    assert points == [(1, 66.0), (4, 52.0), (16, 22.0)]
+    assert sim.rate_at(points, 1) == 66 and sim.rate_at(points, 4) == 52
+    assert sim.rate_at(points, 2) == pytest.approx(66 + (52 - 66) / 3)
+    assert sim.rate_at(points, 10) == pytest.approx(37)
+    assert sim.rate_at(points, 64) == 22  # held past the last point
+    with pytest.raises(SystemExit, match="rates must map"):
+        sim._rate_table({"0": 10})
+
+
+def _stream(base, max_tokens, out, key=None):
+    """One streamed completion: [(time, tokens so far)] of its chunks, and the usage's count."""
+    body = {
+        "prompt": "Hello",
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    marks, n, usage = [], 0, None
+    with requests.post(base + "/v1/completions", json=body, stream=True, timeout=30) as r:
+        for line in r.iter_lines():
+            if not line.startswith(b"data: {"):
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                usage = chunk["usage"]["completion_tokens"]
+            elif chunk.get("choices") and chunk["choices"][0]["text"]:
+                n += len(TOKEN_RE.findall(chunk["choices"][0]["text"]))
+                marks.append((time.monotonic(), n))
+    out[key if key is not None else len(out)] = (marks, usage)
+
+
+TOKEN_RE = re.compile(r"\s*\S+")
+
+
+def _decode_rate(marks, since=None, until=None):
+    """Tokens per second between the first token (or ``since``) and the last mark (or ``until``)."""
+    inside = [(t, n) for t, n in marks if (since is None or t >= since) and (until is None or t <= until)]
+    (t0, n0), (t1, n1) = inside[0], inside[-1]
+    return (n1 - n0) / (t1 - t0)
+
+
+RATES = {"NEXTN": {"rates": {"1": 100, "4": 50, "16": 20}, "accept_length": 2.0}}
+
+
+def test_streams_in_flight_share_the_rate_of_the_table(sglang_sim):
+    sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)
+    alone = {}
+    _stream(sim.base_url, 61, alone)
+    assert _decode_rate(alone[0][0]) == pytest.approx(100, rel=0.05)
+    together, threads = {}, []
+    for i in range(4):
+        threads.append(threading.Thread(target=_stream, args=(sim.base_url, 41, together, i)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rates = [_decode_rate(marks) for marks, _usage in together.values()]
+    assert rates == [pytest.approx(50, rel=0.06)] * 4, rates
+    assert all(usage == 41 for _marks, usage in together.values())
+
+
+def test_a_stream_slows_down_when_others_join_and_speeds_up_when_they_leave(sglang_sim):
+    sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)
+    long_one, short = {}, {}
+    first = threading.Thread(target=_stream, args=(sim.base_url, 121, long_one, 0))
+    first.start()
+    time.sleep(0.3)  # alone: 100 tok/s
+    joined = time.monotonic()
+    others = [threading.Thread(target=_stream, args=(sim.base_url, 16, short, i)) for i in range(3)]
+    for t in others:
+        t.start()
+    for t in others:
+        t.join()
+    left = time.monotonic()
+    first.join()
+    marks = long_one[0][0]
+    assert _decode_rate(marks, until=joined) == pytest.approx(100, rel=0.1)
+    # 4 in flight: 50 tok/s each, from the 3 prefills to their last tokens
+    assert _decode_rate(marks, since=joined + 0.15, until=left - 0.02) == pytest.approx(50, rel=0.1)
+    assert _decode_rate(marks, since=left + 0.02) == pytest.approx(100, rel=0.1)
+
+
+def test_closed_loop_aggregate_is_the_configured_truth(sglang_sim):
+    """README "Batching": N closed-loop streams of T tokens give N*T / (ttft + (T-1)/rate(N)) tok/s."""
+    sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)
+    n_streams, tokens, seconds = 4, 31, 1.5
+    done = []
+    lock = threading.Lock()
+    end = time.monotonic() + seconds
+
+    def loop():
+        while time.monotonic() < end:
+            out = {}
+            _stream(sim.base_url, tokens, out)
+            with lock:
+                done.append(out[0][1])
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=loop) for _ in range(n_streams)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    aggregate = sum(done) / (time.monotonic() - start)
+    truth = n_streams * tokens / (0.08 + (tokens - 1) / 50)
+    assert aggregate == pytest.approx(truth, rel=0.06)
+
+
+def test_a_flat_tok_s_from_the_environment_wins_over_the_table(tmp_path):
+    f = tmp_path / "behaviour.json"
+    f.write_text(json.dumps(RATES))
+    env = {"DDTREE_SIM_BEHAVIOUR_FILE": str(f), "SGLANG_SIM_MODE": ""}
+    args = ["--model-path", "/m", "--host", "256.0.0.1", "--speculative-algorithm", "NEXTN"]
+    table = launch(args, env=env).stderr
+    assert " tok_s=100 " in table and " rates=1:100,4:50,16:20" in table  # tok_s: the table's rate at one stream
+    flat = launch(args, env=dict(env, SGLANG_SIM_TOK_S="12")).stderr
+    assert " tok_s=12 " in flat and " rates=" not in flat
+
+
+# --- /metrics ---------------------------------------------------------------------------------------
+
+WANTED = {
+    "sglang:spec_accept_length": "gauge",
+    "sglang:gen_throughput": "gauge",
+    "sglang:num_running_reqs": "gauge",
+    "sglang:num_queue_reqs": "gauge",
+    "sglang:token_usage": "gauge",
+    "sglang:generation_tokens_total": "counter",
+    "sglang:num_requests_total": "counter",
+    "sglang:num_aborted_requests_total": "counter",
+    "sglang:time_to_first_token_seconds": "histogram",
+    "sglang:inter_token_latency_seconds": "histogram",
+    "sglang:e2e_request_latency_seconds": "histogram",
+    "sglang:http_responses_total": "counter",
+}
+
+
+def _wheel_metrics():
+    """Every prometheus metric the pinned wheel's collectors declare, read from their source:
+    {name: (type, HELP, label names beyond the base labels, buckets)}, and the base label sets."""
+    import zipfile
+
+    from sglang_releases import sglang_wheel
+
+    found, bases = {}, {}
+    with zipfile.ZipFile(sglang_wheel(pinned_sglang_version())) as wheel:
+        for path in (
+            "sglang/srt/observability/metrics_collector.py",
+            "sglang/srt/observability/http_request_metrics.py",
+        ):
+            tree = ast.parse(wheel.read(path).decode())
+            lists = {}  # bucket defaults: name = [numbers]
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name) and all(isinstance(e, ast.Constant) for e in node.value.elts):
+                            lists[target.id] = [e.value for e in node.value.elts]
+                if isinstance(node, ast.FunctionDef) and node.name in ("init_new", "tokenizer_metric_labels"):
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Dict):
+                            if any(isinstance(t, ast.Name) and t.id == "labels" for t in sub.targets):
+                                bases[node.name] = {k.value for k in sub.value.keys}
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                    continue
+                if node.func.id not in ("Gauge", "Counter", "Histogram"):
+                    continue
+                kw = {k.arg: k.value for k in node.keywords}
+                if not isinstance(kw.get("name"), ast.Constant):
+                    continue
+                doc = kw["documentation"]
+                doc = "".join(c.value for c in ast.walk(doc) if isinstance(c, ast.Constant))
+                names = kw.get("labelnames")  # none: an unlabelled metric
+                extra = {c.value for c in ast.walk(names) if isinstance(c, ast.Constant)} if names else set()
+                buckets = kw.get("buckets")
+                if isinstance(buckets, ast.Name):
+                    buckets = lists.get(buckets.id)
+                found[kw["name"].value] = (node.func.id.lower(), doc, extra, buckets)
+    return found, bases
+
+
+def _families(text):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def test_metrics_is_404_without_enable_metrics(sglang_sim):
+    r = requests.get(sglang_sim().base_url + "/metrics", timeout=2)
+    assert r.status_code == 404 and r.json() == {"detail": "Not Found"}
+
+
+def test_metrics_are_the_wheels(sglang_sim):
+    """Every family the simulator serves: the wheel's name, type, HELP, labels and buckets."""
+    wheel, bases = _wheel_metrics()
+    sim = sglang_sim(
+        algorithm="NEXTN",
+        args=["--enable-metrics", "--decode-log-interval", "5", "--served-model-name", "qwen"],
+        env={"SGLANG_SIM_TOK_S": "400", "SGLANG_SIM_ACCEPT_LENGTH": "2.0"},
+    )
+    for stream in (True, False):
+        # 31 tokens: the prefill's, then 15 verify passes of 2 (intervals of 5 passes see 2.0 exactly)
+        body = {"prompt": "Hello", "max_tokens": 31, "temperature": 0, "stream": stream}
+        requests.post(sim.base_url + "/v1/completions", json=body, timeout=10).raise_for_status()
+    requests.get(sim.base_url + "/no-such-path", timeout=2)
+    r = requests.get(sim.base_url + "/metrics", timeout=2)
+    assert r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
+    families = _families(r.text)
+    # prometheus_client's parser names a counter family without _total
+    served = {(f.name + "_total" if f.type == "counter" else f.name): f for f in families.values()}
+    for name, family in served.items():
+        assert name in wheel, f"{name} is not in the pinned wheel"
+        typ, doc, extra, buckets = wheel[name]
+        assert (family.type, family.documentation) == (typ, doc), name
+        base = set()
+        if name.startswith("sglang:http_"):
+            pass
+        elif typ == "gauge":
+            base = bases["init_new"]
+        else:
+            base = bases["tokenizer_metric_labels"]
+        for sample in family.samples:
+            assert set(sample.labels) - {"le"} == base | extra, (name, sample.labels)
+        if typ == "histogram":
+            les = [float(s.labels["le"]) for s in family.samples if s.name.endswith("_bucket")]
+            assert les[: len(buckets)] == [float(b) for b in buckets] and les[-1] == float("inf")
+    # the ones the brief names are all there (num_aborted_requests_total once a client went away)
+    assert set(WANTED) - {"sglang:num_aborted_requests_total"} <= set(served)
+    labels = served["sglang:num_running_reqs"].samples[0].labels
+    assert labels == {
+        "model_name": "qwen",
+        "engine_type": "unified",
+        "tp_rank": "0",
+        "pp_rank": "0",
+        "moe_ep_rank": "0",
+    }
+    gen = {s.labels["is_streaming"]: s.value for s in served["sglang:generation_tokens_total"].samples}
+    assert gen == {"true": 31.0, "false": 31.0}
+    ttft = next(s for s in served["sglang:time_to_first_token_seconds"].samples if s.name.endswith("_count"))
+    assert ttft.value == 1.0
+    itl_count = next(s for s in served["sglang:inter_token_latency_seconds"].samples if s.name.endswith("_count"))
+    assert itl_count.value == 60.0  # every token after the first, of both requests
+    statuses = {(s.labels["endpoint"], s.labels["status_code"]) for s in served["sglang:http_responses_total"].samples}
+    assert {("/v1/completions", "200"), ("/no-such-path", "404")} <= statuses
+    assert served["sglang:spec_accept_length"].samples[0].value == 2.0
+
+
+def test_scheduler_gauges_wait_for_the_decode_log_interval(sglang_sim):
+    sim = sglang_sim(
+        algorithm="NEXTN",
+        args=["--enable-metrics", "--decode-log-interval", "1000"],
+        env={"SGLANG_SIM_TOK_S": "400", "SGLANG_SIM_ACCEPT_LENGTH": "2.0"},
+    )
+    url = sim.base_url + "/metrics"
+    assert "sglang:" not in requests.get(url, timeout=2).text  # nothing reported yet
+    requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 20}, timeout=10)
+    families = _families(requests.get(url, timeout=2).text)
+    # The prefill reported the batch (running, usage), but no decode report came: accept length
+    # and throughput are still the initial 0, counters and histograms are per request.
+    assert families["sglang:spec_accept_length"].samples[0].value == 0.0
+    assert families["sglang:gen_throughput"].samples[0].value == 0.0
+    assert families["sglang:num_running_reqs"].samples[0].value == 0.0  # idle again
+    assert families["sglang:num_requests"].samples[0].value == 1.0
+    assert "Decode batch" not in sim.logs()
+
+
+def test_a_client_that_leaves_is_an_aborted_request(sglang_sim):
+    sim = sglang_sim(args=["--enable-metrics"], env={"SGLANG_SIM_TOK_S": "20"})
+    host, port = "127.0.0.1", sim.port
+    body = json.dumps({"prompt": "Hello", "max_tokens": 60, "stream": True}).encode()
+    with socket.create_connection((host, port)) as s:
+        s.sendall(
+            b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + b"Content-Length: %d\r\n\r\n" % len(body)
+            + body
+        )
+        s.recv(100)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+        if "sglang:num_aborted_requests" in families:
+            break
+        time.sleep(0.1)
+    assert families["sglang:num_aborted_requests"].samples[0].value == 1.0
+
+
+# --- degrading after N seconds of serving -------------------------------------------------------------
+
+
+def _generate(base, stream=False):
+    body = {"text": "Hello", "sampling_params": {"max_new_tokens": 41, "temperature": 0}, "stream": stream}
+    return requests.post(base + "/generate", json=body, timeout=10)
+
+
+def test_degrade_lowers_accept_length_and_rate_after_n_seconds(sglang_sim):
+    behaviour = {
+        "DDTREE": {
+            "tok_s": 200,
+            "accept_length": 3.0,
+            "degrade": {"after_s": 0.6, "accept_length": 1.0, "rate_factor": 0.5},
+        }
+    }
+    sim = sglang_sim(algorithm="DDTREE", behaviour=behaviour, mode=None, args=["--enable-metrics"])
+    before = _generate(sim.base_url).json()["meta_info"]
+    # SGLang's accept length: completion tokens / verify passes (the prefill token is not one)
+    assert before["spec_accept_length"] == pytest.approx(41 / 14, abs=1e-4)
+    time.sleep(0.7)
+    marks = {}
+    _stream(sim.base_url, 61, marks)
+    assert _decode_rate(marks[0][0]) == pytest.approx(100, rel=0.07)
+    after = _generate(sim.base_url).json()["meta_info"]
+    assert after["spec_accept_length"] == pytest.approx(41 / 40, abs=1e-4)
+    assert after["finish_reason"] == {"type": "length", "length": 41}
+
+
+def test_degrade_aborts_requests_as_sglang_aborts_them(sglang_sim):
+    behaviour = {"DDTREE": {"tok_s": 400, "degrade": {"after_s": 0, "abort_rate": 1.0}}}
+    sim = sglang_sim(algorithm="DDTREE", behaviour=behaviour, mode=None, args=["--enable-metrics"])
+    # not streamed: 503 with the scheduler's message (schedule_batch.py:3492-3502, serving_base.py:119-122)
+    r = requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 30}, timeout=10)
+    assert r.status_code == 503
+    assert r.json() == {
+        "object": "error",
+        "message": "Retracted under decode memory pressure without a KV backup. Retry later.",
+        "type": "503",
+        "param": None,
+        "code": 503,
+    }
+    # streamed: tokens, then an error chunk in place of the finish chunk, the usage chunk, [DONE]
+    r = requests.post(
+        sim.base_url + "/v1/chat/completions",
+        json={
+            "messages": [{"role": "user", "content": "Hi"}],
+            "max_tokens": 30,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+        timeout=10,
+    )
+    data = lines(r)
+    assert r.status_code == 200 and data[-1] == "[DONE]"
+    chunks = [json.loads(d) for d in data[:-1]]
+    assert chunks[-2]["error"]["code"] == 503 and chunks[-2]["error"]["type"] == "SERVICE_UNAVAILABLE"
+    assert 0 < chunks[-1]["usage"]["completion_tokens"] < 30
+    assert all(c["choices"][0]["finish_reason"] is None for c in chunks[:-2])
+    # /generate streamed: the last chunk's finish_reason is the abort (FINISH_ABORT.to_json)
+    last = json.loads(lines(_generate(sim.base_url, stream=True))[-2])
+    assert last["meta_info"]["finish_reason"]["type"] == "abort"
+    assert last["meta_info"]["finish_reason"]["status_code"] == 503
+    families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+    codes = {s.labels["status_code"]: s.value for s in families["sglang:http_responses"].samples}
+    assert codes["503"] == 1.0  # the streamed ones answered 200 before they were aborted
+    assert families["sglang:num_requests"].samples  # aborted requests are finished requests
+    assert "sglang:num_aborted_requests" not in families  # that counter is for clients that leave
+    assert "retract_decode: aborted request" in sim.logs()
+
+
+BEHAVIOURS = Path(LAUNCH).parent / "behaviours"
+
+
+def _gain(entry, n):
+    sim = _sim_module()
+    return (
+        sim.rate_at(sim._rate_table(entry["DDTREE"]["rates"]), n)
+        / sim.rate_at(sim._rate_table(entry["NEXTN"]["rates"]), n)
+        - 1
+    )
+
+
+def test_the_test_host_is_plus_32_at_one_stream_and_minus_31_at_16():
+    entry = json.loads((BEHAVIOURS / "ampere_48g_gain_turns_negative.json").read_text())
+    assert _gain(entry, 1) == pytest.approx(0.32) and _gain(entry, 16) == pytest.approx(-0.31)
+
+
+@pytest.mark.parametrize("name", ["ct129_batched.json", "ct200_batched.json"])
+def test_class_curves_lose_the_gain_with_the_batch(name):
+    entry = json.loads((BEHAVIOURS / name).read_text())
+    gains = [_gain(entry, n) for n in (1, 8, 16, 32)]
+    assert gains[0] > 0.2 and gains == sorted(gains, reverse=True) and gains[-1] < 0
+
+
+@pytest.mark.parametrize(("host", "name"), [("ct129-sim", "ct129_batched.json"), ("ct200-sim", "ct200_batched.json")])
+def test_the_demo_hosts_carry_the_class_curves(host, name):
+    import yaml
+
+    entry = json.loads((BEHAVIOURS / name).read_text())
+    demo = yaml.safe_load((REPO / "inventories" / "demo" / "host_vars" / f"{host}.yml").read_text())["sim_behaviour"]
+    assert demo["NEXTN"]["rates"] == entry["NEXTN"]["rates"]
+    if demo["DDTREE"].get("mode") != "degenerate":
+        assert demo["DDTREE"]["rates"] == entry["DDTREE"]["rates"]
+
+
+def test_requests_beyond_max_running_requests_wait_in_the_queue(sglang_sim):
+    sim = sglang_sim(
+        algorithm="NEXTN",
+        behaviour=RATES,
+        mode=None,
+        args=["--enable-metrics", "--max-running-requests", "2", "--decode-log-interval", "1"],
+    )
+    threads = [threading.Thread(target=_stream, args=(sim.base_url, 41, {}, i)) for i in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+    assert families["sglang:num_queue_reqs"].samples[0].value == 1.0
+    assert families["sglang:num_running_reqs"].samples[0].value == 2.0
+    for t in threads:
+        t.join()
+    families = _families(requests.get(sim.base_url + "/metrics", timeout=2).text)
+    ttft = {s.labels["le"]: s.value for s in families["sglang:time_to_first_token_seconds"].samples if "le" in s.labels}
+    assert ttft["0.2"] == 2.0 and ttft["1.0"] == 3.0  # the third waited for one of the first two (~0.6 s)
+
+
+def test_a_burst_of_64_connections_is_accepted_at_once(sglang_sim):
+    sim = sglang_sim()
+    start = time.monotonic()
+    conns = [socket.create_connection(("127.0.0.1", sim.port), timeout=2) for _ in range(64)]
+    try:
+        for c in conns:
+            c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert all(c.recv(12) == b"HTTP/1.1 200" for c in conns)
+    finally:
+        for c in conns:
+            c.close()
+    assert time.monotonic() - start < 0.9  # a dropped SYN is retried after 1 s

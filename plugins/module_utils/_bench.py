@@ -1,0 +1,571 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Closed-loop load on an OpenAI-compatible server, measured. Used by the llm_bench module.
+
+    result = Bench("http://127.0.0.1:30000", concurrency=[1, 16], duration=8).run()
+    result["levels"][1]["output_tokens_per_second"], result["failed"], result["msg"]
+
+Each level runs N worker threads. Each sends its next streamed request as soon as the last one
+ends (a closed loop, as SGLang's ``bench_serving --max-concurrency N`` and guidellm's
+``concurrent`` profile do), for ``warmup`` seconds and then ``duration`` seconds.
+
+Window accounting (docs/bench.md): a request is counted when it STARTS inside the window
+[warmup end, warmup end + duration). Counted requests run to their end even past the window (as
+bench_serving waits for every request it sent), and meanwhile the other workers keep the load
+at N with requests that are not counted; when the last counted request has ended, those are
+cut. Per worker, the counted requests follow each other without a gap, so the worker's rate is
+its counted output tokens over the time from the start of its first counted request to the end
+of its last one; the aggregate rate is the sum over the workers. This neither loses the time a
+worker spent finishing a warmup request at the window start (counting tokens over the bare
+window would) nor the request still running at the window end.
+
+Output tokens are the server's own ``usage.completion_tokens`` (asked for with
+``stream_options.include_usage``); TTFT and inter-token latency are measured per content chunk
+as it is read. Requests go through ``_http.HttpClient`` (one per worker: a requests Session is
+not shared between threads) and the stream through ``_sse``, the same code as llm_probe.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import math
+import threading
+import time
+
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
+    HttpClient,
+    HttpError,
+    body_pieces,
+    cut,
+    describe_transport_error,
+    http_status_error,
+)
+from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
+
+PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+
+# A small, varied prompt set: short prompts, so the figures are decode-bound as in a chat server's
+# steady state; several of them, so a server's prefix cache does not turn every request into one.
+DEFAULT_PROMPTS = [
+    {"prompt": "Explain in a few sentences how a hash table handles collisions."},
+    {"prompt": "Write a short story about a lighthouse keeper who finds a message in a bottle."},
+    {"prompt": "List the steps to make bread at home, from flour to a baked loaf."},
+    {"prompt": "Describe the water cycle to a ten-year-old."},
+    {"prompt": "What are the trade-offs between TCP and UDP for a multiplayer game?"},
+    {"prompt": "Summarize the causes of the French Revolution."},
+    {"prompt": "Give advice to someone starting to run for the first time."},
+    {"prompt": "Compare speculative decoding with plain autoregressive decoding."},
+]
+
+# Why each default is what it is (docs/bench.md, "Choosing levels and durations"):
+# - duration 10 s, warmup 2 s: at 40-100 tok/s a 128-token request takes 1.5-3 s, so each worker
+#   completes several requests in the window; the warmup fills the batch and the server's caches.
+# - max_tokens 128: long enough that decode dominates (the figure a speculative decoder changes),
+#   short enough to keep a level cheap.
+# - timeout 30 s: the bound of one request; it also bounds how long a level's last counted
+#   request may run past the window.
+DEFAULTS = {
+    "api": "completions",
+    "model": None,
+    "concurrency": [1],
+    "duration": 10.0,
+    "warmup": 2.0,
+    "prompts": None,
+    "max_tokens": 128,
+    "temperature": 0.0,
+    "timeout": 30.0,
+    "deadline": None,
+    "api_key": None,
+    "validate_certs": True,
+    "headers": None,
+}
+# The default deadline's margin beyond every level's warmup, window and last request: model
+# discovery and thread start-up take well under a second; 5 s is room for a loaded controller.
+DEADLINE_MARGIN = 5.0
+MAX_CONCURRENCY = 512  # one thread per stream: beyond this, use a tool built on an event loop
+ERROR_MESSAGES = 5  # distinct error messages kept per level
+MODELS_TIMEOUT = 10.0
+# How long a worker thread may take to notice it was stopped (its socket was shut down already).
+JOIN_TIMEOUT = 5.0
+
+
+class BenchError(Exception):
+    """Bad options (a user error, reported before any request)."""
+
+
+def percentile(values, q):
+    """The q-th percentile (0-100) with linear interpolation between ranks (numpy's default,
+    which bench_serving uses), or None for no values."""
+    if not values:
+        return None
+    data = sorted(values)
+    pos = (len(data) - 1) * q / 100.0
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def _r(x, nd=4):
+    return None if x is None else round(x, nd)
+
+
+def distribution(values, qs=(50, 90, 99)):
+    """{"p50": ..., "p90": ..., "p99": ...} of ``values`` (None each when there are none)."""
+    return {f"p{q}": _r(percentile(values, q)) for q in qs}
+
+
+def in_window(start, window_start, window_end):
+    """Whether a request that started at ``start`` is counted: it started inside the window."""
+    return window_start <= start < window_end
+
+
+class Record:
+    """One request as a worker saw it."""
+
+    __slots__ = ("worker", "start", "end", "counted", "tokens", "token_source", "times", "first_tokens", "error", "cut")
+
+    def __init__(self, worker, start, counted=True):
+        self.worker = worker
+        self.start = start
+        self.end = None
+        self.counted = counted
+        self.tokens = 0
+        self.token_source = None
+        self.times = []  # arrival time of each content chunk
+        self.first_tokens = 1  # tokens the first content chunk carried
+        self.error = None
+        self.cut = False  # stopped by the deadline: neither completed nor an error
+
+    @property
+    def completed(self):
+        return self.error is None and not self.cut and self.end is not None
+
+
+def level_figures(records, concurrency):
+    """The figures of one level from its counted records (see the module docstring)."""
+    counted = [r for r in records if r.counted]
+    done = [r for r in counted if r.completed]
+    errors = [r for r in counted if r.error is not None]
+    spans = {}
+    for r in counted:
+        if r.cut:
+            continue  # its tokens are unknown: its worker's span ends with the request before it
+        first, last = spans.get(r.worker, (r.start, r.end))
+        spans[r.worker] = (min(first, r.start), max(last, r.end))
+    tok_rate = req_rate = 0.0
+    for worker, (first, last) in spans.items():
+        span = last - first
+        if span <= 0:
+            continue
+        mine = [r for r in done if r.worker == worker]
+        tok_rate += sum(r.tokens for r in mine) / span
+        req_rate += len(mine) / span
+    ttfts = [r.times[0] - r.start for r in done if r.times]
+    itls = []
+    decode = []
+    for r in done:
+        itls.extend(r.times[j] - r.times[j - 1] for j in range(1, len(r.times)))
+        if len(r.times) > 1 and r.tokens > r.first_tokens:
+            decode.append((r.tokens - r.first_tokens) / (r.times[-1] - r.times[0]))
+    messages = []
+    for r in errors:
+        if r.error not in messages and len(messages) < ERROR_MESSAGES:
+            messages.append(r.error)
+    sources = {r.token_source for r in done}
+    if not done:
+        source = None
+    elif sources == {"usage"}:
+        source = "usage"
+    else:
+        without = sum(1 for r in done if r.token_source != "usage")
+        source = (
+            f"chunks for {without} of {len(done)} request(s) that sent no usage: one token per content chunk, "
+            "a lower bound (a chunk may carry several tokens)"
+        )
+    return {
+        "concurrency": concurrency,
+        "output_tokens_per_second": _r(tok_rate, 2) if done else None,
+        "requests_per_second": _r(req_rate, 3) if done else None,
+        "completed": len(done),
+        "output_tokens": sum(r.tokens for r in done),
+        "errors": {"count": len(errors), "messages": messages},
+        "cut": sum(1 for r in counted if r.cut),
+        "streams_measured": len(spans),
+        "ttft_s": distribution(ttfts),
+        "itl_s": distribution(itls),
+        "decode_tokens_per_second": {"p50": _r(percentile(decode, 50), 2)},
+        "token_count_source": source,
+    }
+
+
+class Bench:
+    def __init__(self, base_url, clock=time.monotonic, **options):
+        unknown = set(options) - set(DEFAULTS)
+        if unknown:
+            raise BenchError("unknown option(s): {}".format(", ".join(sorted(unknown))))
+        o = dict(DEFAULTS)
+        o.update((k, v) for k, v in options.items() if v is not None)
+        self.o = o
+        self.base_url = (base_url or "").rstrip("/")
+        self.clock = clock
+        self._validate()
+
+    # ------------------------------------------------------------------ options
+    def _validate(self):
+        o = self.o
+        if not self.base_url.startswith(("http://", "https://")) or len(self.base_url.split("/")) < 3:
+            raise BenchError(
+                f"base_url must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:30000; "
+                f"got {self.base_url!r}"
+            )
+        if o["api"] not in PATHS:
+            raise BenchError("api must be one of {}; got {!r}".format(", ".join(PATHS), o["api"]))
+        self.levels = _levels(o["concurrency"])
+        for k in ("duration", "timeout"):
+            o[k] = _seconds(k, o[k])
+            if o[k] <= 0:
+                raise BenchError(f"{k} must be a positive number of seconds; got {o[k]:g}")
+        o["warmup"] = _seconds("warmup", o["warmup"])
+        if o["warmup"] < 0:
+            raise BenchError(f"warmup must be 0 (none) or a positive number of seconds; got {o['warmup']:g}")
+        if isinstance(o["max_tokens"], bool) or not isinstance(o["max_tokens"], int) or o["max_tokens"] < 1:
+            raise BenchError(f"max_tokens must be a whole number of at least 1; got {o['max_tokens']!r}")
+        self.prompts = _prompts(o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS, o["api"])
+        derived = len(self.levels) * (o["warmup"] + o["duration"] + o["timeout"]) + DEADLINE_MARGIN
+        if o["deadline"] is None:
+            o["deadline"] = derived
+        o["deadline"] = _seconds("deadline", o["deadline"])
+        if o["deadline"] <= 0:
+            raise BenchError(f"deadline must be a positive number of seconds; got {o['deadline']:g}")
+
+    def _client(self):
+        o = self.o
+        return HttpClient(
+            self.base_url,
+            timeout=o["timeout"],
+            api_key=o["api_key"],
+            validate_certs=o["validate_certs"],
+            headers=o["headers"],
+        )
+
+    # ------------------------------------------------------------------ run
+    def run(self):
+        o = self.o
+        cpu0 = time.process_time()
+        self.t0 = self.clock()
+        self.deadline = self.t0 + o["deadline"]
+        res = {
+            "url": self.base_url + PATHS[o["api"]],
+            "api": o["api"],
+            "model": o["model"],
+            "concurrency": list(self.levels),
+            "duration": o["duration"],
+            "warmup": o["warmup"],
+            "max_tokens": o["max_tokens"],
+            "temperature": o["temperature"],
+            "timeout": o["timeout"],
+            "deadline": _r(o["deadline"], 3),
+            "prompts": len(self.prompts),
+            "levels": [],
+            "deadline_reached": False,
+        }
+        reasons = []
+        if not o["model"]:
+            client = self._client()
+            try:
+                res["model"] = self.model = _first_model(client, min(MODELS_TIMEOUT, self._left()))
+            except HttpError as exc:
+                reasons.append(f"cannot list models (to pick one; or set model): {exc.message}")
+            finally:
+                client.close()
+        else:
+            self.model = o["model"]
+        if not reasons:
+            for n in self.levels:
+                if self._left() <= 0:
+                    res["deadline_reached"] = True
+                    res["levels"].append(dict(level_figures([], n), skipped=True))
+                    continue
+                level, reached = self._level(n)
+                res["levels"].append(level)
+                res["deadline_reached"] = res["deadline_reached"] or reached
+        for level in res["levels"]:
+            if level.get("skipped"):
+                continue
+            if level["completed"] == 0:
+                first = level["errors"]["messages"][0] if level["errors"]["messages"] else "none ended in time"
+                reasons.append(
+                    f"no request completed at concurrency {level['concurrency']} "
+                    f"({level['errors']['count']} error(s); first: {first})"
+                )
+            elif level["streams_measured"] < level["concurrency"] and not level.get("cut_by_deadline"):
+                # A stream busy with one request from before the window to after it has no counted
+                # request: the aggregate would miss its share and read low.
+                missing = level["concurrency"] - level["streams_measured"]
+                reasons.append(
+                    f"at concurrency {level['concurrency']}, {missing} stream(s) started no request inside the "
+                    f"{_num(o['duration'])} s window (one request outlasted it): lengthen duration or lower max_tokens"
+                )
+        if res["deadline_reached"]:
+            skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
+            reasons.insert(
+                0,
+                "deadline {} s passed: in-flight requests were cut{}".format(
+                    _num(o["deadline"]),
+                    "; not run: concurrency " + ", ".join(skipped) if skipped else "",
+                ),
+            )
+        res["elapsed_s"] = _r(self.clock() - self.t0, 3)
+        res["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
+        res["failed"] = bool(reasons)
+        if reasons:
+            res["msg"] = "; ".join(reasons)
+        else:
+            res["msg"] = "; ".join(
+                "concurrency {}: {} tok/s, {} req/s, TTFT p50 {} s".format(
+                    x["concurrency"],
+                    _num(x["output_tokens_per_second"]),
+                    _num(x["requests_per_second"]),
+                    _num(x["ttft_s"]["p50"]),
+                )
+                for x in res["levels"]
+            )
+        return res
+
+    def _left(self):
+        return self.deadline - self.clock()
+
+    def _payload(self, item):
+        o = self.o
+        body = {
+            "model": self.model,
+            "max_tokens": item.get("max_tokens") or o["max_tokens"],
+            "temperature": o["temperature"],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if o["api"] == "chat":
+            body["messages"] = item.get("messages") or [{"role": "user", "content": item["prompt"]}]
+        else:
+            body["prompt"] = item["prompt"]
+        return body
+
+    def _level(self, n):
+        """Run one level; returns (figures, whether the deadline cut it)."""
+        clock = self.clock
+        cpu0 = time.process_time()
+        t0 = clock()
+        window_start = t0 + self.o["warmup"]
+        window_end = window_start + self.o["duration"]
+        cond = threading.Condition()
+        state = {"pending": 0, "stop": False}
+        records = []
+        clients = [self._client() for _worker in range(n)]
+
+        def worker(i):
+            client = clients[i]
+            k = i  # each worker walks the prompt set from its own offset
+            while True:
+                with cond:
+                    start = clock()
+                    if state["stop"] or (start >= window_end and state["pending"] == 0):
+                        return
+                    counted = in_window(start, window_start, window_end)
+                    if counted:
+                        state["pending"] += 1
+                rec = Record(i, start, counted)
+                self._request(client, self.prompts[k % len(self.prompts)], rec, state)
+                k += 1
+                with cond:
+                    records.append(rec)
+                    if counted:
+                        state["pending"] -= 1
+                        cond.notify_all()
+
+        threads = [threading.Thread(target=worker, args=(i,), name=f"llm_bench-{n}-{i}") for i in range(n)]
+        for t in threads:
+            t.daemon = True  # a thread stuck past its join timeout must not keep the module alive
+            t.start()
+        reached = False
+        with cond:
+            while True:
+                now = clock()
+                if now >= self.deadline:
+                    reached = True
+                    break
+                if now >= window_end and state["pending"] == 0:
+                    break
+                cond.wait(min(self.deadline, max(window_end, now + 0.05)) - now)
+            state["stop"] = True
+        # Cut what is still in flight: requests begun after the window (not counted), or, at the
+        # deadline, counted ones too (recorded as cut).
+        for client in clients:
+            client.abort()
+        join_end = clock() + JOIN_TIMEOUT
+        for t in threads:
+            t.join(max(0.0, join_end - clock()))
+        for client in clients:
+            client.close()
+        with cond:
+            figures = level_figures(list(records), n)
+        figures["window_s"] = _r(self.o["duration"], 3)
+        figures["elapsed_s"] = _r(clock() - t0, 3)
+        figures["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
+        if reached:
+            figures["cut_by_deadline"] = True
+        return figures, reached
+
+    def _request(self, client, item, rec, state):
+        """Send one streamed request and read it into ``rec``; never raises for what a server does."""
+        o = self.o
+        clock = self.clock
+        path = PATHS[o["api"]]
+        url = client.url(path)
+        resp = None
+        stream = StreamState(o["api"])
+        try:
+            timeout = min(o["timeout"], self.deadline - clock())
+            resp = client.request("POST", path, json_body=self._payload(item), timeout=timeout, stream=True)
+            if resp.status_code != 200:
+                rec.error = http_status_error(
+                    "POST", url, resp.status_code, resp.text, resp.headers.get("location")
+                ).message
+                return
+            ctype = resp.headers.get("content-type", "").lower()
+            if "event-stream" not in ctype:
+                rec.error = (
+                    f"POST {url} answered 200 with content-type {ctype or '(none)'}, not an event stream: "
+                    "the server must support stream: true"
+                )
+                return
+            parser = SSEParser()
+            t_done = None
+            try:
+                # Read to the body's end (the chunked terminator follows [DONE] at once), as bench_serving's
+                # aiohttp does: the connection then goes back to the pool instead of a new one per request.
+                for piece in body_pieces(resp):
+                    t = clock()
+                    for data in parser.feed(piece):
+                        ev = interpret(o["api"], data)
+                        if stream.add(ev, t):
+                            rec.times.append(t)
+                        if ev.kind == "done" and t_done is None:
+                            t_done = t
+                    if stream.error:
+                        break
+            except Exception:
+                if t_done is None:
+                    raise
+                # The answer was complete: a body that never ends after [DONE] costs its connection only.
+            if resp.watchdog.fired and t_done is None:
+                raise resp.watchdog.error(url)
+            rec.end = t_done or clock()
+            if stream.error:
+                rec.error = f"error in the stream after {stream.completion_tokens} token(s): {cut(stream.error, 300)}"
+            elif not stream.done and not stream.finish_reason:
+                rec.error = (
+                    f"the stream ended without a finish reason or [DONE] after {stream.completion_tokens} token(s)"
+                )
+            rec.tokens = stream.completion_tokens
+            rec.token_source = stream.token_source
+        except HttpError as exc:
+            self._failed(rec, state, exc.message)
+        except Exception as exc:  # requests' and urllib3's mid-stream errors, or the level's abort
+            if resp is not None and resp.watchdog.fired and not state["stop"]:
+                self._failed(rec, state, resp.watchdog.error(url).message)
+            else:
+                self._failed(rec, state, describe_transport_error(exc, "POST", url, o["timeout"])[1])
+        finally:
+            if rec.end is None:
+                rec.end = clock()
+            if resp is not None:
+                # The connection goes back to the pool: its watchdog must not fire on the next request.
+                resp.watchdog.cancel()
+                resp.close()
+
+    def _failed(self, rec, state, message):
+        if state["stop"] or self.clock() >= self.deadline:
+            rec.cut = True  # stopped by the level's end or the deadline, not the server's doing
+        else:
+            rec.error = message
+
+
+def _first_model(client, timeout):
+    data = client.get_json("/v1/models", timeout=timeout)
+    models = data.get("data") if isinstance(data, dict) else None
+    if not models:
+        raise HttpError("invalid", f"GET {client.url('/v1/models')} lists no models")
+    first = models[0]
+    return first.get("id") if isinstance(first, dict) else str(first)
+
+
+def _num(x):
+    if x is None:
+        return "?"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.3g}"
+
+
+def _seconds(name, value):
+    if isinstance(value, bool):
+        raise BenchError(f"{name} is a number of seconds, not yes/no; got {str(value).lower()}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise BenchError(f"{name} must be a number of seconds, e.g. 10; got {value!r}") from None
+
+
+def _levels(value):
+    """Concurrency levels as a list of whole numbers: an int, or a list of them."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise BenchError("concurrency must be a whole number or a list of them, e.g. [1, 16]; got an empty list")
+    levels = []
+    for item in items:
+        if isinstance(item, bool):
+            raise BenchError(f"concurrency takes whole numbers of streams, e.g. [1, 16]; got {str(item).lower()}")
+        try:
+            n = int(item)
+            if isinstance(item, float) and item != n:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise BenchError(f"concurrency takes whole numbers of streams, e.g. [1, 16]; got {item!r}") from None
+        if not 1 <= n <= MAX_CONCURRENCY:
+            raise BenchError(f"concurrency must be between 1 and {MAX_CONCURRENCY} streams; got {n}")
+        levels.append(n)
+    return levels
+
+
+def _prompts(items, api):
+    if not isinstance(items, list) or not items:
+        raise BenchError("prompts must be a non-empty list of {prompt: ...} or {messages: [...]} entries")
+    out = []
+    for i, item in enumerate(items):
+        where = f"prompts[{i}]"
+        if not isinstance(item, dict):
+            raise BenchError(f"{where} must be a mapping with prompt or messages; got {item!r}")
+        unknown = set(item) - {"prompt", "messages", "max_tokens"}
+        if unknown:
+            raise BenchError(
+                "{} has unknown key(s) {}: use prompt or messages, and max_tokens".format(
+                    where, ", ".join(sorted(unknown))
+                )
+            )
+        if ("prompt" in item) == ("messages" in item):
+            raise BenchError(f"{where} needs exactly one of prompt (a string) or messages (a list)")
+        if "prompt" in item and not isinstance(item["prompt"], str):
+            raise BenchError(f"{where}.prompt must be a string")
+        if "messages" in item:
+            if api != "chat":
+                raise BenchError(f"{where} has messages, which only api: chat sends; set api: chat or use prompt")
+            if not isinstance(item["messages"], list) or not all(isinstance(m, dict) for m in item["messages"]):
+                raise BenchError(f"{where}.messages must be a list of mappings with role and content")
+        item = dict(item)
+        mt = item.get("max_tokens")
+        if isinstance(mt, str) and mt.strip().isdigit():
+            mt = item["max_tokens"] = int(mt)  # a templated value arrives as a string
+        if mt is not None and (isinstance(mt, bool) or not isinstance(mt, int) or mt < 1):
+            raise BenchError(f"{where}.max_tokens must be a whole number of at least 1; got {mt!r}")
+        out.append(item)
+    return out

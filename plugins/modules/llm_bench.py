@@ -1,0 +1,372 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+DOCUMENTATION = r"""
+---
+module: llm_bench
+short_description: Put closed-loop concurrent load on an LLM server and measure throughput and latency per level
+version_added: 0.1.0
+description:
+  - Measures an SGLang server (or another OpenAI-compatible server such as vLLM) under load, the way SGLang's
+    C(bench_serving --max-concurrency), vLLM's C(bench serve) and guidellm's concurrent profile do.
+  - "Closed loop: at each level of O(concurrency), N streams each send their next request as soon as the last
+    one ends, from O(prompts), for O(warmup) seconds and then O(duration) seconds. One call sweeps every level
+    in the order given."
+  - Requests are streamed with C(stream_options.include_usage), so time to first token and inter-token latency
+    are measured per chunk as it arrives and output tokens are the server's own C(usage.completion_tokens).
+  - A request is counted when it starts inside the window (after the warmup, before the window ends). Counted
+    requests run to their end; meanwhile the other streams keep the load at N with requests that are not
+    counted, which are cut once the last counted request has ended. Each stream's rate is its counted tokens
+    over the time from the start of its first counted request to the end of its last; the aggregate is the sum
+    over the streams. See C(docs/bench.md) in the collection.
+  - The whole call is bounded by O(deadline) on the wall clock. When it passes, requests in flight are cut,
+    levels not yet run are listed as skipped, and the module fails saying so.
+  - The same HTTP and stream-reading code as M(ddtree.sglang.llm_probe), and the same options where they mean
+    the same.
+author:
+  - ddtree.sglang developers (@ddtree)
+requirements:
+  - requests
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: The benchmark only sends completions and changes nothing, so it runs in check mode too.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  base_url:
+    description:
+      - Base URL of the server, without a path, for example C(http://127.0.0.1:30000).
+    type: str
+    required: true
+  api:
+    description:
+      - V(completions) is C(/v1/completions), V(chat) is C(/v1/chat/completions).
+    type: str
+    choices: [completions, chat]
+    default: completions
+  model:
+    description:
+      - Model name to send. Default is the first id that C(/v1/models) lists.
+    type: str
+  concurrency:
+    description:
+      - The number of streams, or a list of them (for example V([1, 16])); each is a level, run in the order
+        given. At most 512 (one thread per stream).
+      - Pick V(1) and one level at or near the server's C(max_running_requests) (its production batch); see
+        C(docs/bench.md).
+    type: raw
+    default: [1]
+  duration:
+    description:
+      - Seconds of each level's measurement window, after its warmup.
+    type: float
+    default: 10.0
+  warmup:
+    description:
+      - Seconds of load at each level before the window; requests that start in it are not counted.
+    type: float
+    default: 2.0
+  prompts:
+    description:
+      - The prompt set, each entry with C(prompt) (a string) or C(messages) (a list, O(api=chat) only), and
+        optionally C(max_tokens). Each stream walks the list from its own offset.
+      - Default is eight short built-in prompts of different topics.
+    type: list
+    elements: dict
+  max_tokens:
+    description:
+      - Tokens to ask for per request, unless a prompt sets its own.
+    type: int
+    default: 128
+  temperature:
+    description:
+      - Sampling temperature. 0 (greedy) makes every run ask for the same work.
+    type: float
+    default: 0.0
+  timeout:
+    description:
+      - Seconds one request may take, on the wall clock. It also bounds how long a level's last counted request
+        may run past the window.
+    type: float
+    default: 30.0
+  deadline:
+    description:
+      - Seconds the whole call may take, on the wall clock. When it passes, requests in flight are cut and the
+        module fails, saying which levels were cut or not run.
+      - Default is the number of levels times (O(warmup) + O(duration) + O(timeout)), plus 5 s.
+    type: float
+  api_key:
+    description:
+      - "The server's API key (SGLang's C(--api-key)), sent as C(Authorization: Bearer)."
+    type: str
+  validate_certs:
+    description:
+      - Verify the server's TLS certificate for C(https://) URLs.
+    type: bool
+    default: true
+  headers:
+    description:
+      - Extra HTTP headers to send with every request. Their values are treated as secrets (C(no_log)).
+    type: dict
+notes:
+  - A level where no request completed fails the module, with the first error messages. A level with some
+    errors does not; RV(levels[].errors) counts them. A level where a stream started no request inside the
+    window (one request outlasted it) fails too, naming the fix.
+  - The module's own CPU time is returned (RV(client_cpu_s)); at 16 streams it is a few percent of one core, so
+    the client does not limit what it measures (C(docs/bench.md) has the figures).
+seealso:
+  - module: ddtree.sglang.llm_probe
+"""
+
+EXAMPLES = r"""
+- name: Throughput at one stream and at the production batch
+  ddtree.sglang.llm_bench:
+    base_url: http://127.0.0.1:30000
+    concurrency: [1, 16, 64]
+    duration: 8
+  register: bench
+
+- name: Show the aggregate rate per level
+  ansible.builtin.debug:
+    msg: "{{ bench.levels | map(attribute='output_tokens_per_second') | list }}"
+
+- name: Chat API, own prompts, with the API key
+  ddtree.sglang.llm_bench:
+    base_url: "http://127.0.0.1:{{ sglang_port }}"
+    api: chat
+    api_key: "{{ sglang_api_key }}"
+    concurrency: 4
+    prompts:
+      - messages: [{role: user, content: "Summarize the plot of Hamlet."}]
+      - messages: [{role: user, content: "Write a haiku about rain."}]
+        max_tokens: 32
+"""
+
+RETURN = r"""
+msg:
+  description: Each level's aggregate rate, request rate and median TTFT; on failure, the cause.
+  returned: always
+  type: str
+  sample: "concurrency 1: 44.3 tok/s, 1.38 req/s, TTFT p50 0.102 s; concurrency 16: 708 tok/s, 22.1 req/s, ..."
+levels:
+  description: One entry per level, in the order of O(concurrency).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    concurrency:
+      description: The number of streams.
+      type: int
+      sample: 16
+    output_tokens_per_second:
+      description: Aggregate output tokens per second over all streams (none when no request completed).
+      type: float
+      sample: 707.76
+    requests_per_second:
+      description: Completed requests per second over all streams.
+      type: float
+      sample: 22.1
+    completed:
+      description: Counted requests that completed.
+      type: int
+      sample: 112
+    output_tokens:
+      description: Output tokens of the completed counted requests.
+      type: int
+      sample: 3584
+    errors:
+      description: Counted requests that failed, C(count), and the first distinct C(messages) (at most 5).
+      type: dict
+      sample: {count: 0, messages: []}
+    cut:
+      description: Counted requests cut by the deadline (neither completed nor errors).
+      type: int
+      sample: 0
+    streams_measured:
+      description: Streams that started at least one request inside the window. Fewer than O(concurrency) fails
+        the module (a request outlasted the window, so the aggregate would miss that stream's share).
+      type: int
+      sample: 16
+    ttft_s:
+      description: Time to first token in seconds, from sending the request, C(p50), C(p90), C(p99).
+      type: dict
+      sample: {p50: 0.1021, p90: 0.1048, p99: 0.107}
+    itl_s:
+      description: Inter-token latency in seconds, the gap between successive content chunks, C(p50), C(p90),
+        C(p99). A chunk may carry several tokens (speculative decoding, stream intervals).
+      type: dict
+      sample: {p50: 0.02, p90: 0.0201, p99: 0.0205}
+    decode_tokens_per_second:
+      description: Per-stream decode rate, C(p50) over requests, each (tokens - 1) over the time from its first
+        token to its last.
+      type: dict
+      sample: {p50: 49.98}
+    token_count_source:
+      description: V(usage) when the server sent usage for every completed request; otherwise what was counted
+        and that the figure is a lower bound.
+      type: str
+      sample: usage
+    window_s:
+      description: The measurement window in seconds (O(duration)).
+      type: float
+      sample: 10.0
+    elapsed_s:
+      description: Seconds the level took, warmup, window and the last counted requests included.
+      type: float
+      sample: 12.6
+    client_cpu_s:
+      description: CPU seconds this process spent during the level (the client's own overhead).
+      type: float
+      sample: 0.397
+    cut_by_deadline:
+      description: True when the deadline passed during the level.
+      type: bool
+      returned: when the deadline cut the level
+    skipped:
+      description: True when the deadline had passed before the level could start.
+      type: bool
+      returned: when the level was not run
+deadline_reached:
+  description: Whether the deadline cut the call.
+  returned: always
+  type: bool
+  sample: false
+url:
+  description: The URL of the completion requests.
+  returned: always
+  type: str
+  sample: http://127.0.0.1:30000/v1/completions
+api:
+  description: The API used.
+  returned: always
+  type: str
+  sample: completions
+model:
+  description: The model name sent (from O(model) or C(/v1/models)).
+  returned: always
+  type: str
+  sample: /models/Qwen3.6-27B
+concurrency:
+  description: The levels, as numbers.
+  returned: always
+  type: list
+  elements: int
+  sample: [1, 16]
+duration:
+  description: The window of each level, in seconds.
+  returned: always
+  type: float
+  sample: 10.0
+warmup:
+  description: The warmup of each level, in seconds.
+  returned: always
+  type: float
+  sample: 2.0
+max_tokens:
+  description: Tokens asked for per request (unless a prompt set its own).
+  returned: always
+  type: int
+  sample: 128
+temperature:
+  description: The sampling temperature sent.
+  returned: always
+  type: float
+  sample: 0.0
+timeout:
+  description: The bound of one request, in seconds.
+  returned: always
+  type: float
+  sample: 30.0
+deadline:
+  description: The bound of the whole call, in seconds (given, or derived).
+  returned: always
+  type: float
+  sample: 125.0
+prompts:
+  description: How many prompts the set has.
+  returned: always
+  type: int
+  sample: 8
+elapsed_s:
+  description: Seconds the whole call took.
+  returned: always
+  type: float
+  sample: 25.2
+client_cpu_s:
+  description: CPU seconds this process spent in the whole call.
+  returned: always
+  type: float
+  sample: 0.6
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._bench import DEFAULTS, Bench, BenchError  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (  # noqa: E402
+    HAS_REQUESTS,
+    REQUESTS_IMPORT_ERROR,
+)
+
+# Defaults come from _bench.DEFAULTS (DOCUMENTATION repeats them; validate-modules fails when they differ).
+ARGUMENT_SPEC = dict(
+    base_url=dict(type="str", required=True),
+    api=dict(type="str", choices=["completions", "chat"], default=DEFAULTS["api"]),
+    model=dict(type="str"),
+    # raw: an int or a list of ints; _bench checks it and names what it got.
+    concurrency=dict(type="raw", default=DEFAULTS["concurrency"]),
+    duration=dict(type="float", default=DEFAULTS["duration"]),
+    warmup=dict(type="float", default=DEFAULTS["warmup"]),
+    prompts=dict(type="list", elements="dict"),
+    max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
+    temperature=dict(type="float", default=DEFAULTS["temperature"]),
+    timeout=dict(type="float", default=DEFAULTS["timeout"]),
+    deadline=dict(type="float"),
+    api_key=dict(type="str", no_log=True),
+    validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
+    # Headers often carry credentials (Authorization, proxy tokens): their values are never shown.
+    headers=dict(type="dict", no_log=True),
+)
+
+
+class LlmBenchModule:
+    """Options in, one Bench run, its figures out as the module's result."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def run(self):
+        params = dict(self.module.params)
+        base_url = params.pop("base_url")
+        try:
+            bench = Bench(base_url, **params)
+        except BenchError as exc:
+            self.module.fail_json(msg=str(exc), levels=[])
+        try:
+            result = bench.run()
+        except Exception as exc:  # a bug here must still read as a result, not a traceback
+            self.module.fail_json(
+                msg=f"llm_bench internal error ({exc.__class__.__name__}: {exc}); please report it", levels=[]
+            )
+        result["changed"] = False
+        if result.pop("failed"):
+            self.module.fail_json(**result)
+        self.module.exit_json(**result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    if not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
+    LlmBenchModule(module).run()
+
+
+if __name__ == "__main__":
+    main()

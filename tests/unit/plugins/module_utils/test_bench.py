@@ -1,0 +1,250 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The load benchmark: percentiles, window accounting, errors, the deadline, a server without
+usage, and real closed-loop runs against the simulator checked against its configured rate."""
+
+import json
+import random
+import statistics
+import time
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils._bench import (
+    Bench,
+    BenchError,
+    Record,
+    in_window,
+    level_figures,
+    percentile,
+)
+
+# --- percentiles ---------------------------------------------------------------------------
+
+
+def test_percentile_is_linear_between_ranks():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([1, 2, 3, 4], 90) == pytest.approx(3.7)
+    assert percentile([5], 99) == 5
+    assert percentile([], 50) is None
+
+
+def test_percentile_agrees_with_the_standard_librarys_inclusive_quantiles():
+    # statistics.quantiles(method="inclusive") is the same definition as numpy's default (linear),
+    # which bench_serving reports: an independent implementation to check against.
+    rng = random.Random(7)
+    for n in (2, 3, 10, 101, 1000):
+        data = [rng.expovariate(20.0) for _draw in range(n)]
+        cuts = statistics.quantiles(data, n=100, method="inclusive")
+        for q in (50, 90, 99):
+            assert percentile(data, q) == pytest.approx(cuts[q - 1], rel=1e-12), (n, q)
+
+
+# --- window accounting -----------------------------------------------------------------------
+
+
+def _rec(worker, start, end, tokens, times=None, error=None, window=(1.0, 3.0)):
+    r = Record(worker, start, in_window(start, *window))
+    r.end = end
+    r.tokens = tokens
+    r.token_source = "usage"
+    r.times = times if times is not None else [start + 0.1, end]
+    r.error = error
+    return r
+
+
+def test_in_window_counts_by_start():
+    assert not in_window(0.99, 1.0, 3.0)  # started in the warmup
+    assert in_window(1.0, 1.0, 3.0)
+    assert in_window(2.99, 1.0, 3.0)  # runs past the window end: still counted
+    assert not in_window(3.0, 1.0, 3.0)  # started after the window: load only
+
+
+def test_each_worker_is_measured_over_its_counted_requests_and_the_rates_add_up():
+    records = [
+        # worker 0: one request from the warmup, two counted (the second ends past the window), one after
+        _rec(0, 0.5, 1.5, 10),
+        _rec(0, 1.5, 2.5, 10),
+        _rec(0, 2.5, 3.5, 10),
+        _rec(0, 3.5, 4.5, 10),
+        # worker 1: a warmup request ending at 1.2, then 8 tokens, an error, 8 tokens
+        _rec(1, 0.0, 1.2, 8),
+        _rec(1, 1.2, 2.0, 8),
+        _rec(1, 2.0, 2.2, 0, times=[], error="HTTP 500 from POST x (the server failed internally)"),
+        _rec(1, 2.2, 3.2, 8),
+    ]
+    f = level_figures(records, 2)
+    # worker 0: 20 tokens over 1.5..3.5 = 10 tok/s; worker 1: 16 tokens over 1.2..3.2 (the error's
+    # time included) = 8 tok/s. Counting tokens over the bare 2 s window would give neither.
+    assert f["output_tokens_per_second"] == pytest.approx(18.0)
+    assert f["requests_per_second"] == pytest.approx(2.0)
+    assert f["completed"] == 4 and f["output_tokens"] == 36
+    assert f["errors"] == {"count": 1, "messages": ["HTTP 500 from POST x (the server failed internally)"]}
+    assert f["token_count_source"] == "usage"
+    assert f["ttft_s"]["p50"] == pytest.approx(0.1)
+    assert f["streams_measured"] == 2
+
+
+def test_cut_requests_are_neither_completed_nor_errors_and_do_not_stretch_the_span():
+    done = _rec(0, 1.0, 2.0, 10)
+    cut = _rec(0, 2.0, 9.0, 0, times=[])
+    cut.cut = True
+    f = level_figures([done, cut], 1)
+    assert f["output_tokens_per_second"] == pytest.approx(10.0)
+    assert f["completed"] == 1 and f["cut"] == 1 and f["errors"]["count"] == 0
+
+
+def test_errors_keep_the_first_distinct_messages():
+    records = [_rec(0, 1.0 + i * 0.01, 1.0 + i * 0.01 + 0.005, 0, times=[], error=f"e{i % 7}") for i in range(50)]
+    f = level_figures(records, 1)
+    assert f["errors"]["count"] == 50
+    assert f["errors"]["messages"] == ["e0", "e1", "e2", "e3", "e4"]
+    assert f["completed"] == 0 and f["output_tokens_per_second"] is None
+
+
+def test_itl_and_decode_rate_come_from_chunk_times():
+    r = _rec(0, 1.0, 1.5, 5, times=[1.1, 1.2, 1.3, 1.4, 1.5])
+    f = level_figures([r], 1)
+    assert f["itl_s"]["p50"] == pytest.approx(0.1)
+    assert f["decode_tokens_per_second"]["p50"] == pytest.approx(10.0)  # 4 tokens after the first in 0.4 s
+
+
+# --- options ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"concurrency": "many"}, "concurrency takes whole numbers of streams, e.g. [1, 16]; got 'many'"),
+        ({"concurrency": [1, True]}, "got true"),
+        ({"concurrency": []}, "got an empty list"),
+        ({"concurrency": 0}, "between 1 and 512 streams; got 0"),
+        ({"concurrency": [1, 2.5]}, "got 2.5"),
+        ({"duration": 0}, "duration must be a positive number of seconds"),
+        ({"warmup": True}, "warmup is a number of seconds, not yes/no"),
+        ({"prompts": [{"prompt": "a", "messages": []}]}, "prompts[0] needs exactly one of prompt"),
+        ({"prompts": [{"messages": [{"role": "user", "content": "x"}]}]}, "only api: chat sends"),
+        ({"prompts": [{"prompt": "a", "max_token": 3}]}, "prompts[0] has unknown key(s) max_token"),
+        ({"api": "generate"}, "api must be one of completions, chat"),
+    ],
+)
+def test_bad_options_are_named(options, words):
+    with pytest.raises(BenchError) as err:
+        Bench("http://127.0.0.1:1", **options)
+    assert words in str(err.value)
+
+
+def test_concurrency_takes_an_int_or_a_list_and_the_deadline_is_derived():
+    b = Bench("http://127.0.0.1:1", concurrency="4", duration=8, warmup=2, timeout=20)
+    assert b.levels == [4] and b.o["deadline"] == 1 * (2 + 8 + 20) + 5
+    b = Bench("http://127.0.0.1:1", concurrency=[1, 4, 16], duration=8, warmup=2, timeout=20, deadline=50)
+    assert b.levels == [1, 4, 16] and b.o["deadline"] == 50
+
+
+# --- against real servers on loopback -----------------------------------------------------------
+
+# The simulator without speculation paces each stream on its own: the first token after ttft_s,
+# then one token every 1/tok_s (tests/sglang_sim/README.md, "Timing"), each request independent of
+# the others. A closed-loop stream of max_tokens-token requests therefore delivers
+# max_tokens / (ttft_s + (max_tokens - 1) / tok_s) tok/s, and N streams N times that.
+TOK_S, TTFT_S, MAX_TOKENS = 100.0, 0.05, 32  # every passage has 61+ words: each request gets 32 tokens
+SIM_ENV = {"SGLANG_SIM_TOK_S": str(TOK_S), "SGLANG_SIM_TTFT_S": str(TTFT_S), "SGLANG_SIM_ACCEPT_LENGTH": "1"}
+
+
+def expected_rate(n):
+    return n * MAX_TOKENS / (TTFT_S + (MAX_TOKENS - 1) / TOK_S)
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_aggregate_rate_matches_the_simulators_configured_rate(shared_sim, n):
+    sim = shared_sim("healthy", None, env=SIM_ENV)
+    r = Bench(sim.base_url, concurrency=n, duration=2.5, warmup=0.4, max_tokens=MAX_TOKENS).run()
+    assert not r["failed"], r["msg"]
+    level = r["levels"][0]
+    # 5 %: the issue's accuracy target. What the client adds per request (a loopback connection, the
+    # JSON, a thread switch) is a few ms against 0.36 s: measured 0.3-0.6 % (docs/bench.md).
+    assert level["output_tokens_per_second"] == pytest.approx(expected_rate(n), rel=0.05), level
+    assert level["token_count_source"] == "usage" and level["errors"]["count"] == 0
+    assert level["output_tokens"] == level["completed"] * MAX_TOKENS
+    assert level["completed"] >= n * 6  # 2.5 s / 0.36 s per request, per stream
+    assert level["decode_tokens_per_second"]["p50"] == pytest.approx(TOK_S, rel=0.05)
+    assert TTFT_S <= level["ttft_s"]["p50"] < TTFT_S + 0.04
+    assert level["itl_s"]["p50"] == pytest.approx(1 / TOK_S, rel=0.1)
+
+
+def test_chat_api_and_a_prompt_set_with_its_own_max_tokens(shared_sim):
+    sim = shared_sim("healthy", None, env=SIM_ENV)
+    prompts = [{"messages": [{"role": "user", "content": "Tell me about bread."}], "max_tokens": 8}]
+    r = Bench(sim.base_url, api="chat", concurrency=[2], duration=1.0, warmup=0.2, prompts=prompts).run()
+    assert not r["failed"], r["msg"]
+    assert r["levels"][0]["output_tokens"] == 8 * r["levels"][0]["completed"] > 0
+    assert r["url"].endswith("/v1/chat/completions") and r["model"] == "/models/Qwen3.6-27B"
+
+
+def test_a_level_where_every_request_fails_fails_with_the_servers_words(shared_sim):
+    sim = shared_sim("chat_400", None)
+    r = Bench(sim.base_url, concurrency=[2], duration=0.5, warmup=0.0, max_tokens=4).run()
+    assert r["failed"]
+    level = r["levels"][0]
+    assert level["completed"] == 0 and level["errors"]["count"] >= 2
+    assert len(level["errors"]["messages"]) == 1 and "HTTP 400" in level["errors"]["messages"][0]
+    assert "DFLASH target_hidden feature dim mismatch" in level["errors"]["messages"][0]
+    assert r["msg"].startswith("no request completed at concurrency 2 (")
+
+
+def test_the_deadline_cuts_a_server_that_never_answers(sglang_sim):
+    sim = sglang_sim("hang", None)
+    t0 = time.monotonic()
+    r = Bench(sim.base_url, concurrency=[2, 4], duration=1.0, warmup=0.0, deadline=1.5).run()
+    took = time.monotonic() - t0
+    assert took < 1.5 + 1.0, took  # the deadline, plus joining threads whose sockets were shut down
+    assert r["failed"] and r["deadline_reached"]
+    first, second = r["levels"]
+    assert first["cut_by_deadline"] and first["cut"] == 2 and first["errors"]["count"] == 0
+    assert second["skipped"] and second["concurrency"] == 4
+    assert "deadline 1.5 s passed: in-flight requests were cut; not run: concurrency 4" in r["msg"]
+
+
+def _c(text, finish=None):
+    return {"object": "text_completion", "model": "m", "choices": [{"index": 0, "text": text, "finish_reason": finish}]}
+
+
+def test_a_server_without_usage_is_counted_by_chunks_as_a_lower_bound(scripted_server, h):
+    events = [(0.01, _c("Hi")), (0.01, _c(" there")), (0.01, _c(" friend", "length")), "[DONE]"]
+    url, seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"object": "list", "data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events)),
+        }
+    )
+    r = Bench(url, concurrency=1, duration=0.5, warmup=0.0, max_tokens=3).run()
+    assert not r["failed"], r["msg"]
+    level = r["levels"][0]
+    assert level["output_tokens"] == 3 * level["completed"] > 0
+    assert level["token_count_source"].startswith(f"chunks for {level['completed']} of {level['completed']} request(s)")
+    assert "lower bound" in level["token_count_source"]
+    sent = json.loads(seen[-1]["body"])
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True} and sent["model"] == "m"
+
+
+def test_a_stream_whose_one_request_outlasts_the_window_fails_the_level(scripted_server, h):
+    # The second request the server sees takes 1.5 s, from the warmup past the end of a 0.5 s window:
+    # its stream starts nothing inside the window, and an aggregate without its share would read low.
+    seen_count = []
+    events = [_c("Hi"), _c(" there", "length"), "[DONE]"]
+
+    def answer(_body):
+        seen_count.append(1)
+        delay = 1.5 if len(seen_count) == 2 else 0.0
+        return h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events), delay=delay)
+
+    url, _seen = scripted_server(
+        {"/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})), "/v1/completions": answer}
+    )
+    r = Bench(url, concurrency=2, duration=0.5, warmup=0.1, max_tokens=2).run()
+    level = r["levels"][0]
+    assert level["completed"] > 0 and level["streams_measured"] == 1
+    assert r["failed"]
+    assert r["msg"] == (
+        "at concurrency 2, 1 stream(s) started no request inside the 0.5 s window (one request outlasted it): "
+        "lengthen duration or lower max_tokens"
+    )
