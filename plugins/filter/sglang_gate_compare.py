@@ -25,12 +25,19 @@ options:
     type: dict
     required: true
   min_gain:
-    description: Required gain (a fraction); C(null) turns the gate off.
-    type: float
+    description:
+      - Required gain (a fraction) at every level, or a mapping level -> gain (a level it does not name is not
+        gated); C(null) turns the gate off.
+    type: raw
   equivalence_tokens:
     description: Tokens the greedy runs asked for; C(0) turns the equivalence check off.
     type: int
     default: 0
+  names:
+    description: What the message calls the two services, before and new (e.g. C([NEXTN, DDTREE])).
+    type: list
+    elements: str
+    default: [before, new]
 """
 
 EXAMPLES = r"""
@@ -41,7 +48,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(gain), C(noise) (sum of both spreads), C(within_noise), C(gate) (C(off), C(pass), C(fail),
+  description: C(gains) (per level C(concurrency), C(before), C(new), C(gain), C(required), C(ok), C(noise),
+    C(within_noise)), C(gain), C(noise) and C(within_noise) (the first level's), C(gate) (C(off), C(pass), C(fail),
     C(unmeasured)), C(gate_msg), C(equivalence) (C(tokens), C(ok), C(checked), C(mismatches), C(msg)).
   type: dict
   sample: {gain: 0.21, noise: 0.02, within_noise: false, gate: pass, equivalence: {ok: true, tokens: 32}}
@@ -51,14 +59,16 @@ from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare  # noqa: E402
 
 
-def sglang_gate_compare(candidate, baseline=None, min_gain=None, equivalence_tokens=0):
+def sglang_gate_compare(candidate, baseline=None, min_gain=None, equivalence_tokens=0, names=None):
     """Gate verdict and equivalence of the new service against the baseline."""
     for name, value in (("input", candidate), ("baseline", baseline)):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError(
                 f"sglang_gate_compare: {name} must be a sglang_gate_summary result, got {type(value).__name__}."
             )
-    return compare(candidate or {}, baseline or {}, min_gain, int(equivalence_tokens or 0))
+    return compare(
+        candidate or {}, baseline or {}, min_gain, int(equivalence_tokens or 0), tuple(names or ("before", "new"))
+    )
 
 
 class FilterModule:

@@ -6,61 +6,59 @@ from __future__ import absolute_import, annotations, division, print_function
 
 DOCUMENTATION = r"""
 name: sglang_gate_summary
-short_description: Median, spread and greedy answers of one side of the gain gate
+short_description: Per-level rates, spreads and greedy answers of one side of the gain gate
 version_added: 0.1.0
 author: ddtree.sglang developers (@ddtree)
 description:
-  - Summarises the results of the ddtree_deploy role's gate prompt set run against one service (the
-    baseline or the new one) with M(ddtree.sglang.llm_probe).
-  - Each repeat of the whole set gives one set rate, the completion tokens of all its prompts (as the
-    server counts them) over the wall time of their requests; the median and the spread
-    (max - min over the median) of those rates are returned. A repeat with a failed run gives no rate.
-  - The greedy (equivalence) runs are kept per prompt with their text, for M(ddtree.sglang.sglang_gate_compare).
+  - Summarises one side of the ddtree_deploy role's gate (the baseline or the new service) - the
+    M(ddtree.sglang.llm_bench) sweep at the gate's concurrency levels, and the greedy
+    M(ddtree.sglang.llm_probe) runs of the output-equivalence check.
+  - Each level's rate is the median of its C(repeats) measurements (the parts of its window), its spread
+    (max - min over the median) the noise of that figure.
+  - The greedy runs are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_compare#filter).
   - The logic is in C(plugins/module_utils/_gate.py).
 options:
   _input:
-    description: The C(results) of the measurement loop (items C([prompt, repeat])); empty when the gate is off.
-    type: list
-    elements: dict
-    required: true
+    description: The llm_bench result of the sweep; null when the gain gate is off.
+    type: dict
   greedy:
     description: The C(results) of the equivalence loop (items are prompts); empty when equivalence is off.
     type: list
     elements: dict
     default: []
-  equivalence_tokens:
-    description: Tokens the greedy runs ask for; a first-repeat measurement run of a prompt with this
-      C(max_tokens) is that prompt's greedy run (the role does not ask twice).
-    type: int
-    default: 0
 """
 
 EXAMPLES = r"""
 - name: Summarise the baseline
   ansible.builtin.set_fact:
-    baseline: "{{ measure.results | ddtree.sglang.sglang_gate_summary(greedy=greedy.results) }}"
+    baseline: "{{ sweep | ddtree.sglang.sglang_gate_summary(greedy=greedy.results) }}"
 """
 
 RETURN = r"""
 _value:
-  description: C(measured) (every run answered), C(failures), C(rates), C(median), C(spread), C(prompts), C(greedy),
-    C(token_sources).
+  description: C(measured) (the sweep and every greedy run answered), C(failures), C(levels) (per level
+    C(concurrency), C(tokens_per_second), C(rates), C(spread), C(ttft_s), C(errors)), C(median), C(spread) and
+    C(ttft_s) (the first level's), C(greedy), C(token_sources).
   type: dict
-  sample: {measured: true, failures: [], rates: [37.9, 38.2, 38.0], median: 38.0, spread: 0.0079}
+  sample:
+    measured: true
+    levels: [{concurrency: 1, tokens_per_second: 38.0, spread: 0.0079}]
+    median: 38.0
 """
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import summarise  # noqa: E402
 
 
-def sglang_gate_summary(results, greedy=None, equivalence_tokens=0):
-    """One side of the gate: medians, spread and greedy texts."""
-    for name, value in (("input", results), ("greedy", greedy)):
-        if value is not None and not isinstance(value, (list, tuple)):
-            raise AnsibleFilterError(
-                f"sglang_gate_summary: {name} must be an llm_probe loop's results, got {type(value).__name__}."
-            )
-    return summarise(results or [], greedy or [], int(equivalence_tokens or 0))
+def sglang_gate_summary(bench, greedy=None):
+    """One side of the gate: per-level rates, spreads and greedy texts."""
+    if bench is not None and not isinstance(bench, dict):
+        raise AnsibleFilterError("sglang_gate_summary: the input must be an llm_bench result (a mapping) or null.")
+    if greedy is not None and not isinstance(greedy, (list, tuple)):
+        raise AnsibleFilterError("sglang_gate_summary: greedy must be an llm_probe loop's results (a list).")
+    if bench is not None and bench.get("skipped") and "levels" not in bench:
+        bench = None  # the sweep did not run (gain gate off)
+    return summarise(bench, greedy or [])
 
 
 class FilterModule:

@@ -78,6 +78,7 @@ DEFAULTS = {
     "api_key": None,
     "validate_certs": True,
     "headers": None,
+    "repeats": 1,
 }
 # The default deadline's margin beyond every level's warmup, window and last request: model
 # discovery and thread start-up take well under a second; 5 s is room for a loaded controller.
@@ -198,6 +199,20 @@ def level_figures(records, concurrency):
     }
 
 
+def repeat_rates(records, concurrency, window_start, duration, repeats):
+    """The aggregate rate of each of ``repeats`` equal parts of the window, each part's counted requests (by
+    their start) taken as a measurement of its own: the spread of a level without running it again."""
+    if repeats <= 1:
+        return []
+    part = duration / repeats
+    rates = []
+    for k in range(repeats):
+        lo, hi = window_start + k * part, window_start + (k + 1) * part
+        mine = [r for r in records if r.counted and lo <= r.start < hi]
+        rates.append(level_figures(mine, concurrency)["output_tokens_per_second"])
+    return rates
+
+
 class Bench:
     def __init__(self, base_url, clock=time.monotonic, **options):
         unknown = set(options) - set(DEFAULTS)
@@ -228,6 +243,8 @@ class Bench:
         o["warmup"] = _seconds("warmup", o["warmup"])
         if o["warmup"] < 0:
             raise BenchError(f"warmup must be 0 (none) or a positive number of seconds; got {o['warmup']:g}")
+        if isinstance(o["repeats"], bool) or not isinstance(o["repeats"], int) or o["repeats"] < 1:
+            raise BenchError(f"repeats must be a whole number of at least 1; got {o['repeats']!r}")
         if isinstance(o["max_tokens"], bool) or not isinstance(o["max_tokens"], int) or o["max_tokens"] < 1:
             raise BenchError(f"max_tokens must be a whole number of at least 1; got {o['max_tokens']!r}")
         self.prompts = _prompts(o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS, o["api"])
@@ -262,6 +279,7 @@ class Bench:
             "duration": o["duration"],
             "warmup": o["warmup"],
             "max_tokens": o["max_tokens"],
+            "repeats": o["repeats"],
             "temperature": o["temperature"],
             "timeout": o["timeout"],
             "deadline": _r(o["deadline"], 3),
@@ -344,7 +362,7 @@ class Bench:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if o["api"] == "chat":
+        if item.get("api", o["api"]) == "chat":
             body["messages"] = item.get("messages") or [{"role": "user", "content": item["prompt"]}]
         else:
             body["prompt"] = item["prompt"]
@@ -407,7 +425,9 @@ class Bench:
         for client in clients:
             client.close()
         with cond:
-            figures = level_figures(list(records), n)
+            records = list(records)
+        figures = level_figures(records, n)
+        figures["rates"] = repeat_rates(records, n, window_start, self.o["duration"], self.o["repeats"])
         figures["window_s"] = _r(self.o["duration"], 3)
         figures["elapsed_s"] = _r(clock() - t0, 3)
         figures["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
@@ -419,10 +439,11 @@ class Bench:
         """Send one streamed request and read it into ``rec``; never raises for what a server does."""
         o = self.o
         clock = self.clock
-        path = PATHS[o["api"]]
+        api = item.get("api", o["api"])
+        path = PATHS[api]
         url = client.url(path)
         resp = None
-        stream = StreamState(o["api"])
+        stream = StreamState(api)
         try:
             timeout = min(o["timeout"], self.deadline - clock())
             resp = client.request("POST", path, json_body=self._payload(item), timeout=timeout, stream=True)
@@ -446,7 +467,7 @@ class Bench:
                 for piece in body_pieces(resp):
                     t = clock()
                     for data in parser.feed(piece):
-                        ev = interpret(o["api"], data)
+                        ev = interpret(api, data)
                         if stream.add(ev, t):
                             rec.times.append(t)
                         if ev.kind == "done" and t_done is None:
@@ -545,23 +566,27 @@ def _prompts(items, api):
         where = f"prompts[{i}]"
         if not isinstance(item, dict):
             raise BenchError(f"{where} must be a mapping with prompt or messages; got {item!r}")
-        unknown = set(item) - {"prompt", "messages", "max_tokens"}
+        # id and why label a prompt (ddtree_deploy's gate prompt set): not sent.
+        unknown = set(item) - {"prompt", "messages", "max_tokens", "api", "id", "why"}
         if unknown:
             raise BenchError(
-                "{} has unknown key(s) {}: use prompt or messages, and max_tokens".format(
+                "{} has unknown key(s) {}: use prompt or messages, and max_tokens and api".format(
                     where, ", ".join(sorted(unknown))
                 )
             )
+        item_api = item.get("api", api)
+        if item_api not in PATHS:
+            raise BenchError("{}.api must be one of {}; got {!r}".format(where, ", ".join(PATHS), item_api))
         if ("prompt" in item) == ("messages" in item):
             raise BenchError(f"{where} needs exactly one of prompt (a string) or messages (a list)")
         if "prompt" in item and not isinstance(item["prompt"], str):
             raise BenchError(f"{where}.prompt must be a string")
         if "messages" in item:
-            if api != "chat":
+            if item_api != "chat":
                 raise BenchError(f"{where} has messages, which only api: chat sends; set api: chat or use prompt")
             if not isinstance(item["messages"], list) or not all(isinstance(m, dict) for m in item["messages"]):
                 raise BenchError(f"{where}.messages must be a list of mappings with role and content")
-        item = dict(item)
+        item = {k: v for k, v in item.items() if k not in ("id", "why")}
         mt = item.get("max_tokens")
         if isinstance(mt, str) and mt.strip().isdigit():
             mt = item["max_tokens"] = int(mt)  # a templated value arrives as a string

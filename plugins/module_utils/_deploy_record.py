@@ -308,7 +308,8 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None)
     the probes (probes[new], probes[restored]: probe_service.yml's), both sides of the gate and its verdict.
 
     run: host, run_id, service, profile, profile_variants, check_mode, gpu_class, gpu_count, promote,
-    previous_algorithm, min_gain, gate_prompts (ids), gate_repeats, equivalence_tokens, gate_without_baseline,
+    previous_algorithm, min_gain, gate_prompts (ids), gate_concurrency, gate_repeats, equivalence_tokens,
+    gate_without_baseline,
     snapshot (the store, or None), journal (its path, or None when no journal was saved)."""
     course = summary(
         record, profile=run.get("profile", ""), journal=run.get("journal") or "", check_mode=run.get("check_mode")
@@ -321,8 +322,6 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None)
     restored = [r for r in (probes.get("restored") or {}).get("results", []) if not r.get("skipped")]
     base = baseline or {}
     verdict = verdict or {}
-    ttfts = [p.get("median_ttft_s") for p in (base.get("prompts") or {}).values()]
-    ttfts = [t for t in ttfts if isinstance(t, (int, float))]
     restore = course["restore"] or {}
     deployed = course["outcome"] in ("deployed", "unchanged")
     return {
@@ -343,24 +342,28 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None)
         # Whether the deployed unit is the host's last-known-good; null when nothing was deployed.
         "promoted": bool(run.get("promote")) if deployed else None,
         "previous_algorithm": run.get("previous_algorithm"),
-        # The gate's prompt set on the service before the switch: tokens_per_second is the median set rate,
-        # the number the gain is computed from; ttft_s the fastest prompt's median first token.
+        # The gate's sweep of the service before the switch: tokens_per_second and ttft_s (median first token)
+        # at its first level (one stream by default); every level is in gate.baseline.levels.
         "baseline": {
             "measured": bool(base.get("measured", False)),
             "failed": "measured" in base and not base["measured"],
             "msg": "; ".join(base.get("failures") or []) or None,
             "tokens_per_second": base.get("median"),
             "spread": base.get("spread"),
-            "ttft_s": min(ttfts) if ttfts else None,
+            "ttft_s": base.get("ttft_s"),
             "accept_length": None,
         },
         "new": lines,
+        # The gain at the first level (one stream by default), and at every level of the gate's sweep:
+        # {concurrency, before, new, gain, required, ok, noise, within_noise}.
         "gain": verdict.get("gain"),
+        "gains": verdict.get("gains") or [],
         "min_gain": run.get("min_gain"),
         # Both sides of the gate, its verdict, and the equivalence check with both texts of every prompt
         # that differed.
         "gate": {
             "prompts": list(run.get("gate_prompts") or []) if base else [],
+            "concurrency": list(run.get("gate_concurrency") or []) if base else [],
             "repeats": run.get("gate_repeats"),
             "baseline": base or None,
             "new": gate_new,

@@ -1,20 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gain gate and the output-equivalence check, over llm_probe results. Pure Python.
+"""The gain gate and the output-equivalence check. Pure Python.
 
-The ddtree_deploy role runs one fixed prompt set (``roles/ddtree_deploy/vars/gate_prompts.yml``)
-the same way on the baseline (right before the switch) and on the candidate:
+The ddtree_deploy role measures the baseline (right before the switch) and the candidate the same way:
 
-- measurement runs: every prompt, ``repeats`` times, greedy. One repeat of the whole set gives
-  one *set rate*: the completion tokens of all its prompts over the wall time of their requests
-  (first token included, as a user sees it). Tokens are the server's count (``usage``), so a
-  speculative server that sends several tokens per chunk is counted honestly.
-- equivalence runs: every prompt once, greedy, ``max_tokens`` = the tokens compared, so the
-  server's own tokenizer decides where "the first N tokens" end (no tokenizer on the controller).
+- the sweep: one ``llm_bench`` call, closed-loop load at each of ``ddtree_deploy_gate_concurrency``'s levels
+  from the gate's prompt set (``roles/ddtree_deploy/vars/gate_prompts.yml``), greedy; each level's window is
+  split into ``repeats`` measurements, whose median is the level's rate and whose spread its noise. Tokens
+  are the server's count (``usage``), so a speculative server that sends several tokens per chunk is
+  counted honestly. Speculative decoding wins most at one stream and loses its lead as the batch grows,
+  so a gain at one stream says nothing about the batch a server carries: every level is gated.
+- equivalence runs: every prompt once with ``llm_probe``, at one stream, greedy, ``max_tokens`` = the tokens
+  compared, so the server's own tokenizer decides where "the first N tokens" end.
 
-``summarise`` turns one side's results into medians and spread; ``compare`` applies the gate to
-the medians and compares the greedy texts.
+``summarise`` turns one side's results into per-level rates and spreads; ``compare`` applies the gate at
+every level (``min_gain`` one number, or a mapping level -> gain) and compares the greedy texts.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,13 +24,6 @@ import statistics
 
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
 TEXT_CAP = 600
-
-
-def _item_prompt(item):
-    """The prompt dict of a loop item: a measurement item is [prompt, repeat], an equivalence one the prompt."""
-    if isinstance(item, (list, tuple)):
-        return item[0], item[1]
-    return item, None
 
 
 def _probe_failure(res):
@@ -46,18 +40,6 @@ def _probe_failure(res):
     return None
 
 
-def _run_failure(res):
-    """Why a measurement run gives no rate, or None."""
-    why = _probe_failure(res)
-    if why:
-        return why
-    if not res.get("completion_tokens"):
-        return "no completion tokens"
-    if not res.get("total_s"):
-        return "no request time"
-    return None
-
-
 def _median_spread(values):
     if not values:
         return None, None
@@ -66,60 +48,46 @@ def _median_spread(values):
     return med, spread
 
 
-def summarise(measure_results, greedy_results=None, equivalence_tokens=0):
-    """One side: {measured, failures, rates, median, spread, prompts, greedy, token_sources}.
+def summarise(bench=None, greedy_results=None):
+    """One side: {measured, failures, levels, median, spread, ttft_s, greedy, token_sources}.
 
-    ``measure_results`` / ``greedy_results``: the ``results`` of the two llm_probe loops
-    (either may be empty when its check is off). A measurement run of the first repeat that asked
-    for exactly ``equivalence_tokens`` tokens is that prompt's greedy run too (the role does not
-    ask the same question twice).
+    ``bench``: the llm_bench result of the gate's sweep (None when the gain gate is off);
+    ``greedy_results``: the llm_probe runs of the equivalence check (empty when it is off). Each level
+    gives ``tokens_per_second`` (the median of its ``repeats`` measurements, else the level's aggregate),
+    its ``rates`` and their ``spread``. ``median``, ``spread`` and ``ttft_s`` are the first level's (one
+    stream by default), the figures the report's one-line summary shows.
     """
     failures = []
-    by_repeat = {}
-    per_prompt = {}
+    levels = []
     sources = set()
-    for res in measure_results or []:
-        prompt, repeat = _item_prompt(res.get("item"))
-        pid = prompt.get("id", "?")
-        why = _run_failure(res)
-        if why:
-            failures.append(f"{pid} (run {repeat}): {why}")
-            by_repeat.setdefault(repeat, []).append(None)
-            continue
-        sources.add(res.get("token_count_source") or "unknown")
-        by_repeat.setdefault(repeat, []).append((res["completion_tokens"], float(res["total_s"])))
-        p = per_prompt.setdefault(pid, {"rates": [], "ttft": []})
-        p["rates"].append(res["completion_tokens"] / float(res["total_s"]))
-        if res.get("ttft_s") is not None:
-            p["ttft"].append(float(res["ttft_s"]))
-    rates = []
-    for repeat in sorted(by_repeat, key=lambda r: (r is None, r)):
-        runs = by_repeat[repeat]
-        if any(r is None for r in runs):
-            continue  # an incomplete repeat is no set rate
-        rates.append(sum(run[0] for run in runs) / sum(run[1] for run in runs))
-    median, spread = _median_spread(rates)
-    prompts = {}
-    for pid, p in per_prompt.items():
-        pm, ps = _median_spread(p["rates"])
-        prompts[pid] = {
-            "median_tokens_per_second": round(pm, 3),
-            "spread": None if ps is None else round(ps, 4),
-            "median_ttft_s": round(statistics.median(p["ttft"]), 3) if p["ttft"] else None,
-        }
+    if bench is not None:
+        if bench.get("failed") or bench.get("skipped"):
+            failures.append(bench.get("msg") or "the sweep failed")
+        for lv in bench.get("levels") or []:
+            rates = [r for r in lv.get("rates") or [] if r is not None]
+            med, spread = _median_spread(rates)
+            if med is None:
+                med = lv.get("output_tokens_per_second")
+            if lv.get("token_count_source"):
+                sources.add(lv["token_count_source"])
+            levels.append(
+                {
+                    "concurrency": lv.get("concurrency"),
+                    "tokens_per_second": None if med is None else round(med, 3),
+                    "rates": [round(r, 3) for r in rates],
+                    "spread": None if spread is None else round(spread, 4),
+                    "ttft_s": (lv.get("ttft_s") or {}).get("p50"),
+                    "errors": (lv.get("errors") or {}).get("count", 0),
+                }
+            )
+        if not failures and not levels:
+            failures.append("the sweep measured no level")
     greedy = {}
-    reused = [
-        r
-        for r in measure_results or []
-        if equivalence_tokens
-        and _item_prompt(r.get("item"))[1] == 1
-        and _item_prompt(r.get("item"))[0].get("max_tokens") == equivalence_tokens
-    ]
-    for res in reused + list(greedy_results or []):
-        prompt = _item_prompt(res.get("item"))[0]
+    for res in greedy_results or []:
+        prompt = res.get("item") or {}
         pid = prompt.get("id", "?")
         why = _probe_failure(res)
-        if why and res not in reused:
+        if why:
             failures.append(f"{pid} (greedy): {why}")
         text = (res.get("text") or "") + (res.get("reasoning_text") or "")
         greedy[pid] = {
@@ -131,17 +99,30 @@ def summarise(measure_results, greedy_results=None, equivalence_tokens=0):
         }
         if why is None:
             sources.add(res.get("token_count_source") or "unknown")
-    ran = bool(measure_results) or bool(greedy_results)
+    first = levels[0] if levels else {}
+    ran = bench is not None or bool(greedy_results)
     return {
-        "measured": ran and not failures and (median is not None or not measure_results),
+        "measured": ran and not failures,
         "failures": failures,
-        "rates": [round(r, 3) for r in rates],
-        "median": None if median is None else round(median, 3),
-        "spread": None if spread is None else round(spread, 4),
-        "prompts": prompts,
+        "levels": levels,
+        "median": first.get("tokens_per_second"),
+        "spread": first.get("spread"),
+        "ttft_s": first.get("ttft_s"),
         "greedy": greedy,
         "token_sources": sorted(sources),
     }
+
+
+def required_gain(min_gain, concurrency):
+    """The gain a level must reach: one number for every level, or a mapping level -> gain (None: not gated)."""
+    if min_gain is None:
+        return None
+    if isinstance(min_gain, dict):
+        for key, value in min_gain.items():
+            if int(key) == int(concurrency):
+                return None if value is None else float(value)
+        return None
+    return float(min_gain)
 
 
 def _pct(x):
@@ -156,48 +137,90 @@ def _first_difference(a, b):
     return n if len(a) != len(b) else None
 
 
-def compare(candidate, baseline, min_gain=None, equivalence_tokens=0):
-    """The gate and the equivalence check: {gain, noise, within_noise, gate, gate_msg, equivalence}.
+def compare(candidate, baseline, min_gain=None, equivalence_tokens=0, names=("before", "new")):
+    """The gate and the equivalence check: {gain, gains, noise, within_noise, gate, gate_msg, equivalence}.
 
-    ``gate`` is ``off`` (no min_gain), ``pass``, ``fail`` or ``unmeasured`` (a side has no median:
-    fails closed). ``equivalence.ok`` is None when it was not checked.
+    ``gains`` has one entry per level measured on both sides: {concurrency, before, new, gain, required, ok,
+    spread_before, spread_new, noise (their sum), within_noise}. ``gain`` (and noise, within_noise) are the first level's. ``gate`` is ``off``
+    (no min_gain), ``pass``, ``fail`` (a level below its required gain: the message names the first such
+    level and both rates) or ``unmeasured`` (a side has no figure: fails closed). ``names``: the two
+    services as the message calls them (e.g. NEXTN and DDTREE). ``equivalence.ok`` is None when not checked.
     """
     candidate = candidate or {}
     baseline = baseline or {}
-    out = {"gain": None, "noise": None, "within_noise": None, "gate": "off", "gate_msg": ""}
-    b_med, c_med = baseline.get("median"), candidate.get("median")
-    if b_med and c_med is not None:
-        gain = c_med / b_med - 1
-        noise = (baseline.get("spread") or 0) + (candidate.get("spread") or 0)
-        out.update(gain=round(gain, 4), noise=round(noise, 4), within_noise=abs(gain) <= noise)
+    before_name, new_name = names
+    out = {"gain": None, "gains": [], "noise": None, "within_noise": None, "gate": "off", "gate_msg": ""}
+    new_levels = {lv["concurrency"]: lv for lv in candidate.get("levels") or []}
+    for b in baseline.get("levels") or []:
+        c = new_levels.get(b["concurrency"])
+        if c is None or not b.get("tokens_per_second") or c.get("tokens_per_second") is None:
+            continue
+        gain = c["tokens_per_second"] / b["tokens_per_second"] - 1
+        noise = (b.get("spread") or 0) + (c.get("spread") or 0)
+        need = required_gain(min_gain, b["concurrency"])
+        out["gains"].append(
+            {
+                "concurrency": b["concurrency"],
+                "before": b["tokens_per_second"],
+                "new": c["tokens_per_second"],
+                "gain": round(gain, 4),
+                "required": need,
+                "ok": None if need is None else gain >= need,
+                "spread_before": b.get("spread"),
+                "spread_new": c.get("spread"),
+                "noise": round(noise, 4),
+                "within_noise": abs(gain) <= noise,
+            }
+        )
+    if out["gains"]:
+        first = out["gains"][0]
+        out.update(gain=first["gain"], noise=first["noise"], within_noise=first["within_noise"])
+    gated = [g for g in out["gains"] if g["required"] is not None]
     if min_gain is not None:
-        if out["gain"] is None:
-            side = "baseline" if not b_med else "new service"
-            why = "; ".join((baseline if not b_med else candidate).get("failures") or []) or "no complete run"
+        measured = {g["concurrency"] for g in out["gains"]}
+        missing = [lv["concurrency"] for lv in baseline.get("levels") or [] if lv["concurrency"] not in measured]
+        if not out["gains"] or missing:
+            side = "baseline" if not baseline.get("measured") else "new service"
+            why = "; ".join((baseline if side == "baseline" else candidate).get("failures") or []) or (
+                "no figure at concurrency " + ", ".join(str(m) for m in missing) if missing else "no complete run"
+            )
             out["gate"] = "unmeasured"
             out["gate_msg"] = f"gain gate not met: the {side} could not be measured ({why})"
         else:
-            ok = out["gain"] >= float(min_gain)
-            out["gate"] = "pass" if ok else "fail"
-            out["gate_msg"] = (
-                "gain gate {}: median set rate {} tok/s new vs {} tok/s before ({}), required {} "
-                "(ddtree_deploy_min_gain); spread {} before, {} new".format(
-                    "met" if ok else "not met",
-                    c_med,
-                    b_med,
-                    _pct(out["gain"]),
-                    _pct(float(min_gain)),
-                    _pct(baseline.get("spread") or 0).lstrip("+"),
-                    _pct(candidate.get("spread") or 0).lstrip("+"),
+            failed = [g for g in gated if not g["ok"]]
+            out["gate"] = "fail" if failed else "pass"
+            shown = failed[0] if failed else min(gated, key=lambda g: g["gain"] - g["required"]) if gated else None
+            if shown is None:
+                out["gate"] = "off"
+            else:
+                out["gate_msg"] = "gain gate {}: gain {} at concurrency {} ({} {} tok/s, {} {} tok/s), needs {}".format(
+                    "not met" if failed else "met",
+                    _pct(shown["gain"]),
+                    shown["concurrency"],
+                    before_name,
+                    _num(shown["before"]),
+                    new_name,
+                    _num(shown["new"]),
+                    _pct(shown["required"]),
                 )
-            )
-            if out["within_noise"]:
-                out["gate_msg"] += (
-                    "; the spread ({}) is larger than the gain: this verdict is within the noise of the "
-                    "measurement (more ddtree_deploy_gate_repeats narrow it)".format(_pct(out["noise"]).lstrip("+"))
-                )
+                others = [g for g in out["gains"] if g is not shown]
+                if others:
+                    out["gate_msg"] += "; " + ", ".join(
+                        "{} at concurrency {}".format(_pct(g["gain"]), g["concurrency"]) for g in others
+                    )
+                if shown["within_noise"]:
+                    out["gate_msg"] += (
+                        "; the spread at concurrency {} ({}) is larger than the gain: this verdict is within the "
+                        "noise of the measurement (a longer ddtree_deploy_gate_duration narrows it)".format(
+                            shown["concurrency"], _pct(shown["noise"]).lstrip("+")
+                        )
+                    )
     out["equivalence"] = _equivalence(candidate, baseline, equivalence_tokens)
     return out
+
+
+def _num(x):
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}"
 
 
 def _equivalence(candidate, baseline, tokens):

@@ -77,11 +77,21 @@ options:
     default: 2.0
   prompts:
     description:
-      - The prompt set, each entry with C(prompt) (a string) or C(messages) (a list, O(api=chat) only), and
-        optionally C(max_tokens). Each stream walks the list from its own offset.
+      - The prompt set, each entry with C(prompt) (a string) or C(messages) (a list, chat only), and
+        optionally C(max_tokens) and C(api) (C(completions) or C(chat), for this prompt instead of O(api):
+        one sweep can load both paths). Each stream walks the list from its own offset.
+      - C(id) and C(why) may label an entry (the gate prompt set of C(ddtree.sglang.ddtree_deploy)); they are
+        not sent.
       - Default is eight short built-in prompts of different topics.
     type: list
     elements: dict
+  repeats:
+    description:
+      - Measurements per level without running it again. The window is split into this many equal parts, and
+        each part's requests (by their start) give a rate of their own in RV(levels[].rates), whose spread says
+        how much the figure moves from one measurement to the next. 1 gives no RV(levels[].rates).
+    type: int
+    default: 1
   max_tokens:
     description:
       - Tokens to ask for per request, unless a prompt sets its own.
@@ -210,6 +220,11 @@ levels:
         token to its last.
       type: dict
       sample: {p50: 49.98}
+    rates:
+      description: With O(repeats) above 1, the aggregate tok/s of each part of the window, in order.
+      type: list
+      elements: float
+      sample: [707.1, 712.4, 701.9]
     token_count_source:
       description: V(usage) when the server sent usage for every completed request; otherwise what was counted
         and that the figure is a lower bound.
@@ -325,6 +340,7 @@ ARGUMENT_SPEC = dict(
     duration=dict(type="float", default=DEFAULTS["duration"]),
     warmup=dict(type="float", default=DEFAULTS["warmup"]),
     prompts=dict(type="list", elements="dict"),
+    repeats=dict(type="int", default=1),
     max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
     temperature=dict(type="float", default=DEFAULTS["temperature"]),
     timeout=dict(type="float", default=DEFAULTS["timeout"]),

@@ -17,6 +17,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._bench import (
     level_figures,
     percentile,
 )
+from ansible_collections.ddtree.sglang.plugins.module_utils import _bench
 
 # --- percentiles ---------------------------------------------------------------------------
 
@@ -248,3 +249,32 @@ def test_a_stream_whose_one_request_outlasts_the_window_fails_the_level(scripted
         "at concurrency 2, 1 stream(s) started no request inside the 0.5 s window (one request outlasted it): "
         "lengthen duration or lower max_tokens"
     )
+
+
+def test_repeats_split_the_window_into_measurements_of_their_own():
+    recs = []
+    # one stream, requests of 1 s each, 10 tokens, across a 6 s window starting at 0
+    for k in range(6):
+        r = _bench.Record(0, float(k))
+        r.end = k + 1.0
+        r.tokens = 10
+        r.times = [k + 0.1, k + 1.0]
+        recs.append(r)
+    assert _bench.repeat_rates(recs, 1, 0.0, 6.0, 3) == [10.0, 10.0, 10.0]
+    assert _bench.repeat_rates(recs, 1, 0.0, 6.0, 1) == []
+    # a slower second half shows in the parts, not in one figure
+    recs[4].end = recs[5].start = 5.5
+    recs[5].end = 8.0
+    assert _bench.repeat_rates(recs, 1, 0.0, 6.0, 3)[-1] < 10.0
+
+
+def test_a_prompt_carries_its_own_api_and_labels_are_not_sent():
+    prompts = _bench._prompts(
+        [{"id": "c", "why": "x", "api": "chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}],
+        "completions",
+    )
+    assert prompts == [{"api": "chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}]
+    with pytest.raises(_bench.BenchError, match="api must be one of"):
+        _bench._prompts([{"prompt": "x", "api": "generate"}], "completions")
+    with pytest.raises(_bench.BenchError, match="only api: chat"):
+        _bench._prompts([{"messages": [], "api": "completions"}], "chat")
