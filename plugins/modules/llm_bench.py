@@ -78,7 +78,7 @@ options:
   prompts:
     description:
       - The prompt set, each entry with C(prompt) (a string) or C(messages) (a list, chat only), and
-        optionally C(max_tokens) and C(api) (C(completions) or C(chat), for this prompt instead of O(api):
+        optionally C(max_tokens) and C(api) (C(completions) or C(chat), for this prompt instead of O(api);
         one sweep can load both paths). Each stream walks the list from its own offset.
       - C(id) and C(why) may label an entry (the gate prompt set of C(ddtree.sglang.ddtree_deploy)); they are
         not sent.
