@@ -111,7 +111,7 @@ options:
       - Keys of a check are C(name), C(value) (one of C(spec_accept_length), C(abort_ratio), C(http_5xx_ratio),
         C(gen_throughput_per_running_req), C(ttft_p90), C(itl_p90), C(requests), C(num_running_reqs)),
         C(comparison) (C(>=), C(>), C(<=), C(<)), and either C(bound) (a number) or C(relative_to)
-        (C(baseline) or C(gate)) with C(factor) (and an optional C(offset)): the bound is then factor x the
+        (C(baseline) or C(gate)) with C(factor) (and an optional C(offset)); the bound is then factor x the
         reference's figure of the same value + offset. Optional C(similar_load) (compare only while the
         running requests are within this factor of the baseline's), C(failure_limit), C(enabled), C(reason).
     type: list
@@ -129,7 +129,7 @@ options:
     type: dict
   gate:
     description:
-      - Figures measured at the gain gate, by value name, e.g. C({spec_accept_length: 3.1}). Checks relative
+      - Figures measured at the gain gate, by value name, for example C(spec_accept_length=3.1). Checks relative
         to the gate are skipped without the figure they need.
     type: dict
   request_timeout:
@@ -478,7 +478,7 @@ def main():
     for option in ("duration", "interval", "request_timeout"):
         if module.params[option] <= 0:
             module.fail_json(msg=f"{option} must be a positive number of seconds, got {module.params[option]}")
-    if module.params["interval"] > module.params["duration"]:
+    if module.params["state"] == "bake" and module.params["interval"] > module.params["duration"]:
         module.fail_json(
             msg=f"interval ({module.params['interval']:g} s) must not exceed duration "
             f"({module.params['duration']:g} s): the bake would take no measurement"
