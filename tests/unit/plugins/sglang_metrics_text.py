@@ -117,7 +117,7 @@ class MetricsServer:
     """A loopback HTTP server whose GET /metrics calls ``step(n, state)`` before answering the
     n-th scrape (1-based), then serves ``state.render()``; ``body`` overrides the answer."""
 
-    def __init__(self, state, step=None):
+    def __init__(self, state, step=None, port=0):
         self.state = state
         self.step = step
         self.scrapes = 0
@@ -143,7 +143,7 @@ class MetricsServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
