@@ -349,9 +349,13 @@ class SglangBake:
                     **result,
                 )
             self.sleep_until(time.monotonic() + p["interval"])
-        count = max(1, int(p["duration"] // p["interval"]))
-        for index in range(1, count + 1):
-            self.sleep_until(self.start + index * p["interval"])
+        # Windows follow the first good sample (late when the first scrapes failed); the last one
+        # ends by start + duration (half an interval of slack for the time a scrape takes).
+        first_at = first.at
+        index = 0
+        while first_at + (index + 1) * p["interval"] <= self.start + p["duration"] + p["interval"] / 2:
+            index += 1
+            self.sleep_until(first_at + index * p["interval"])
             got = self.scrape()
             entry = {"index": len(measurements) + 1, "elapsed": self.elapsed()}
             measurements.append(entry)

@@ -138,3 +138,20 @@ def test_api_key_is_not_in_the_result():
 def test_bad_check_is_named():
     failed, result = bake("http://127.0.0.1:9", checks=[{"name": "x", "value": "accept", "comparison": ">="}])
     assert failed and result["msg"].startswith("checks: check x: value must be one of")
+
+
+def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
+    server = None
+
+    def flaky(n, state):
+        server.status = 503 if n == 1 else 200
+        state.serve(5)
+
+    with MetricsServer(SglangMetrics(), step=flaky) as server:
+        failed, result = bake(server.url)
+    assert not failed, result["msg"]
+    statuses = [m["status"] for m in result["measurements"]]
+    assert statuses[0] == "error" and "HTTP 503" in result["measurements"][0]["error"]
+    # the windows after it still fit in the duration: 1.2 s from the start, 0.3 s apart
+    assert statuses[1:] == ["pass"] * 3
+    assert result["elapsed"] < FAST["duration"] + FAST["request_timeout"]
