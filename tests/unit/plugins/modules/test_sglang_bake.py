@@ -141,13 +141,14 @@ def test_bad_check_is_named():
 
 
 def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
-    server = None
+    holder = {}
 
     def flaky(n, state):
-        server.status = 503 if n == 1 else 200
+        holder["server"].status = 503 if n == 1 else 200
         state.serve(5)
 
     with MetricsServer(SglangMetrics(), step=flaky) as server:
+        holder["server"] = server
         failed, result = bake(server.url)
     assert not failed, result["msg"]
     statuses = [m["status"] for m in result["measurements"]]
