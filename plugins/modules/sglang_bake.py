@@ -447,6 +447,12 @@ class SglangBake:
             checks = _metrics.merge_checks(p["checks"], defaults=[] if p["replace_checks"] else None)
         except ValueError as exc:
             self.module.fail_json(msg=f"checks: {exc}")
+        # Gate figures often come through Jinja as strings ("3.1"): a number in a string is fine.
+        for key, value in (p["gate"] or {}).items():
+            try:
+                p["gate"][key] = None if value is None else float(value)
+            except (TypeError, ValueError):
+                self.module.fail_json(msg=f"gate: {key} must be a number (the figure the gate measured), got {value!r}")
         return self.bake(checks)
 
 

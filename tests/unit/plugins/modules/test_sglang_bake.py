@@ -156,3 +156,11 @@ def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
     # the windows after it still fit in the duration: 1.2 s from the start, 0.3 s apart
     assert statuses[1:] == ["pass"] * 3
     assert result["elapsed"] < FAST["duration"] + FAST["request_timeout"]
+
+
+def test_gate_figure_that_is_not_a_number_is_named():
+    failed, result = bake("http://127.0.0.1:9", gate={"spec_accept_length": "n/a"})
+    assert (
+        failed
+        and result["msg"] == "gate: spec_accept_length must be a number (the figure the gate measured), got 'n/a'"
+    )
