@@ -1,0 +1,480 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading SGLang's Prometheus ``/metrics`` and judging a bake window against a table of checks.
+
+    sample = parse(text, at=time.monotonic())          # a Sample: the series the collection reads
+    window = measure(before, after)                    # derived values over the window (dict)
+    verdicts = judge(window, checks, baseline, gate)   # one verdict per check
+
+The text is read with prometheus_client's parser, not with regexes (``HAS_PROMETHEUS`` is False
+when it cannot be imported; modules then fail with ``missing_required_lib("prometheus-client")``,
+as they do for requests in _http.py). A Sample keeps only the metrics in ``METRICS`` (each name
+read in the SGLang 0.5.23 wheel, file:line beside it), summed over their label sets, since one
+unit serves one model (model_name, engine_type, tp_rank ... labels; is_streaming splits requests).
+
+Counters and histograms are cumulative: a window's figures are deltas between two samples.
+A counter that went down means the server restarted; the window is then reported as a restart,
+never as a negative rate. Gauges are taken from the later sample; SGLang's scheduler sets them
+only every ``--decode-log-interval`` decode steps (srt/arg_groups/fields/observability.py:136,
+default 40; srt/managers/scheduler_components/metrics_reporter.py:308), so they may lag a window.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import math
+import time
+import traceback
+
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpError, http_status_error
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:
+    HAS_PROMETHEUS = False
+    PROMETHEUS_IMPORT_ERROR = traceback.format_exc()
+else:
+    HAS_PROMETHEUS = True
+    PROMETHEUS_IMPORT_ERROR = None
+
+# The metrics the collection reads, by exposition name, with their Prometheus type.
+# File:line are in the SGLang 0.5.23 wheel (sglang/srt/observability/).
+METRICS = {
+    # Gauges, set by the scheduler at each decode log interval (metrics_collector.py:1674 for accept length).
+    "sglang:spec_accept_length": "gauge",  # metrics_collector.py:512
+    "sglang:gen_throughput": "gauge",  # metrics_collector.py:383
+    "sglang:num_running_reqs": "gauge",  # metrics_collector.py:365
+    "sglang:num_queue_reqs": "gauge",  # metrics_collector.py:371
+    "sglang:token_usage": "gauge",  # metrics_collector.py:405
+    # Counters (the tokenizer manager's; labels model_name, engine_type[, is_streaming]).
+    "sglang:generation_tokens_total": "counter",  # metrics_collector.py:1861
+    "sglang:num_requests_total": "counter",  # metrics_collector.py:1941
+    "sglang:num_aborted_requests_total": "counter",  # metrics_collector.py:1960, inc at :2186
+    "sglang:http_responses_total": "counter",  # http_request_metrics.py:35, labels endpoint/status_code/method
+    # Histograms (buckets: metrics_collector.py:1966 TTFT, :2014 inter-token, :1988 e2e).
+    "sglang:time_to_first_token_seconds": "histogram",  # metrics_collector.py:2041
+    "sglang:inter_token_latency_seconds": "histogram",  # metrics_collector.py:2051
+    "sglang:e2e_request_latency_seconds": "histogram",  # metrics_collector.py:2068
+}
+
+# Derived values a check can name, each with the words a message uses for it.
+VALUES = {
+    "spec_accept_length": "sglang:spec_accept_length",
+    "abort_ratio": "aborted requests per request (sglang:num_aborted_requests_total / sglang:num_requests_total)",
+    "http_5xx_ratio": "5xx answers per answer (sglang:http_responses_total)",
+    "gen_throughput_per_running_req": "generation tokens/s per running request "
+    "(sglang:gen_throughput / sglang:num_running_reqs)",
+    "ttft_p90": "TTFT p90 in seconds (sglang:time_to_first_token_seconds)",
+    "itl_p90": "inter-token latency p90 in seconds (sglang:inter_token_latency_seconds)",
+    "requests": "requests finished (sglang:num_requests_total)",
+    "num_running_reqs": "sglang:num_running_reqs",
+}
+
+COMPARISONS = {
+    ">=": lambda v, b: v >= b,
+    ">": lambda v, b: v > b,
+    "<=": lambda v, b: v <= b,
+    "<": lambda v, b: v < b,
+}
+
+# The default checks of a bake, as data: the module takes them unless told otherwise, the role
+# passes its own table (roles/ddtree_deploy/vars/bake_checks.yml) through the module's checks
+# option. A bound is ``value`` (absolute) or ``factor`` x the baseline's or the gate's figure of
+# the same value (``relative_to``), plus ``offset``. A check whose reference is missing (no
+# baseline, no gate figure) or whose value has no data in a window is not counted for that window.
+DEFAULT_CHECKS = [
+    {
+        "name": "accept_length_vs_gate",
+        "value": "spec_accept_length",
+        "comparison": ">=",
+        "relative_to": "gate",
+        "factor": 0.6,
+        "reason": "The gate measured this accept length on the same host; below 60 % of it the draft "
+        "has stopped matching the target under real traffic (batching, long conversations), and "
+        "speculative decoding costs more than it saves.",
+    },
+    {
+        "name": "accept_length_floor",
+        "value": "spec_accept_length",
+        "comparison": ">=",
+        "bound": 1.2,
+        "reason": "An accept length near 1.0 means nearly every draft token is rejected: the draft "
+        "model produces garbage (a collapse like the reported batch-of-two DSpark case), whatever "
+        "the gate measured.",
+    },
+    {
+        "name": "aborts",
+        "value": "abort_ratio",
+        "comparison": "<=",
+        "bound": 0.02,
+        "reason": "SGLang counts a request it aborts (client gone, timeout, out of memory); more than "
+        "2 % of requests aborted in a window is not client noise.",
+    },
+    {
+        "name": "http_5xx",
+        "value": "http_5xx_ratio",
+        "comparison": "<=",
+        "bound": 0.01,
+        "reason": "A 5xx answer is the server failing a request; 1 % leaves room for a single "
+        "failure in a busy window.",
+    },
+    {
+        "name": "throughput_vs_baseline",
+        "value": "gen_throughput_per_running_req",
+        "comparison": ">=",
+        "relative_to": "baseline",
+        "factor": 0.7,
+        "similar_load": 2.0,
+        "reason": "The point of DDTree is more tokens/s per request than NEXTN; 30 % below the NEXTN "
+        "unit's figure on the same host is a regression. Compared only at similar load (running "
+        "requests within a factor 2 of the baseline's), since per-request throughput falls as the "
+        "batch grows.",
+    },
+    {
+        "name": "ttft_vs_baseline",
+        "value": "ttft_p90",
+        "comparison": "<=",
+        "relative_to": "baseline",
+        "factor": 1.5,
+        "offset": 0.2,
+        "reason": "Tree drafting adds prefill work; a p90 time to first token 50 % (+0.2 s for "
+        "bucket resolution) above NEXTN's means users wait visibly longer.",
+    },
+]
+
+CHECK_KEYS = (
+    "name",
+    "value",
+    "comparison",
+    "bound",
+    "relative_to",
+    "factor",
+    "offset",
+    "similar_load",
+    "failure_limit",
+    "enabled",
+    "reason",
+)
+
+
+class MetricsError(Exception):
+    """A /metrics body that cannot be used; ``str()`` names the problem and the fix."""
+
+
+class Sample:
+    """The metrics of one scrape, summed over label sets, and when it was taken (monotonic seconds)."""
+
+    def __init__(self, at, gauges, counters, histograms, status_counts):
+        self.at = at
+        self.gauges = gauges  # name -> value
+        self.counters = counters  # name -> value
+        self.histograms = histograms  # name -> {"buckets": [(le, cumulative count)], "count", "sum"}
+        self.status_counts = status_counts  # HTTP status code (str) -> sglang:http_responses_total
+
+    def to_dict(self):
+        return {
+            "at": self.at,
+            "gauges": self.gauges,
+            "counters": self.counters,
+            "histograms": self.histograms,
+            "status_counts": self.status_counts,
+        }
+
+    @classmethod
+    def from_dict(cls, data):
+        hists = {
+            name: {"buckets": [tuple(b) for b in h["buckets"]], "count": h["count"], "sum": h["sum"]}
+            for name, h in (data.get("histograms") or {}).items()
+        }
+        return cls(
+            data.get("at", 0.0),
+            dict(data.get("gauges") or {}),
+            dict(data.get("counters") or {}),
+            hists,
+            dict(data.get("status_counts") or {}),
+        )
+
+
+def _family_name(name, kind):
+    """The exposition name of a metric, from the family name the parser gives."""
+    # The parser strips a counter's _total suffix from the family name (OpenMetrics style).
+    if kind == "counter" and not name.endswith("_total"):
+        return name + "_total"
+    return name
+
+
+def parse(text, at=0.0):
+    """Parse Prometheus text into a Sample; MetricsError for a body that is not Prometheus text."""
+    if not HAS_PROMETHEUS:
+        raise ImportError("prometheus_client is required")
+    if not text or not text.strip():
+        raise MetricsError(
+            "the /metrics answer is empty: start the server with --enable-metrics, or point the url at the SGLang unit"
+        )
+    gauges, counters, histograms, status = {}, {}, {}, {}
+    try:
+        families = list(text_string_to_metric_families(text))
+    except Exception as exc:  # the parser raises ValueError, and IndexError/KeyError on some malformed lines
+        first = text.strip().splitlines()[0][:120]
+        raise MetricsError(
+            f"the /metrics answer is not Prometheus text ({type(exc).__name__}: {str(exc)[:200]}); it begins "
+            f"with {first!r}. Check that the url is the SGLang server (not a proxy's error page)"
+        ) from None
+    for family in families:
+        name = _family_name(family.name, family.type)
+        kind = METRICS.get(name)
+        if kind is None:
+            continue
+        if kind == "histogram":
+            buckets, count, total = {}, 0.0, 0.0
+            for s in family.samples:
+                if s.name.endswith("_bucket"):
+                    le = float(s.labels["le"])
+                    buckets[le] = buckets.get(le, 0.0) + s.value
+                elif s.name.endswith("_count"):
+                    count += s.value
+                elif s.name.endswith("_sum"):
+                    total += s.value
+            histograms[name] = {"buckets": sorted(buckets.items()), "count": count, "sum": total}
+            continue
+        value = 0.0
+        for s in family.samples:
+            if s.name.endswith("_created"):
+                continue
+            value += s.value
+            if name == "sglang:http_responses_total":
+                code = s.labels.get("status_code", "")
+                status[code] = status.get(code, 0.0) + s.value
+        (gauges if kind == "gauge" else counters)[name] = value
+    if not gauges and not counters and not histograms:
+        raise MetricsError(
+            "the /metrics answer has none of SGLang's sglang:* metrics: the url answers Prometheus text "
+            "but not SGLang's (another exporter?), or SGLang has served no request yet"
+        )
+    return Sample(at, gauges, counters, histograms, status)
+
+
+def scrape(client, path="/metrics", timeout=None):
+    """GET ``path`` with an _http.HttpClient and parse it: a Sample, or HttpError/MetricsError.
+
+    SGLang serves /metrics without the API key (srt/utils/auth.py:104); a proxy in front of it
+    may want one, which the client sends when it has one.
+    """
+    at = time.monotonic()
+    resp = client.request("GET", path, timeout=timeout)
+    if resp.status_code == 404:
+        raise HttpError(
+            "http",
+            f"GET {client.url(path)} answered 404: the server runs without --enable-metrics "
+            # srt/entrypoints/http_server.py:314 mounts /metrics only with it.
+            "(SGLang serves /metrics only with it); restart the unit with it",
+            status=404,
+            url=client.url(path),
+        )
+    if not 200 <= resp.status_code < 300:
+        raise http_status_error("GET", client.url(path), resp.status_code, resp.text)
+    return parse(resp.text, at=at)
+
+
+def histogram_quantile(q, buckets):
+    """The q-quantile of cumulative ``[(le, count)]`` buckets, as Prometheus' histogram_quantile does.
+
+    Linear interpolation inside the bucket the rank falls in; the lowest bucket starts at 0; a
+    rank in the +Inf bucket answers the highest finite bound. None when there are no observations.
+    """
+    buckets = sorted(buckets)
+    if not buckets or not math.isinf(buckets[-1][0]):
+        return None
+    total = buckets[-1][1]
+    if total <= 0:
+        return None
+    rank = q * total
+    prev_le, prev_count = 0.0, 0.0
+    for le, count in buckets:
+        if count >= rank:
+            if math.isinf(le):
+                return prev_le if len(buckets) > 1 else None
+            if count == prev_count:
+                return le
+            return prev_le + (le - prev_le) * (rank - prev_count) / (count - prev_count)
+        prev_le, prev_count = le, count
+    return buckets[-2][0] if len(buckets) > 1 else None
+
+
+def bucket_delta(before, after):
+    """Buckets of the observations made between two cumulative histograms (same bucket bounds)."""
+    old = dict(before["buckets"]) if before else {}
+    return [(le, count - old.get(le, 0.0)) for le, count in after["buckets"]]
+
+
+def _ratio(num, den):
+    return None if not den else num / den
+
+
+def measure(before, after):
+    """Derived values over the window between two Samples (dict; None where there is no data).
+
+    ``traffic`` is whether any request finished, aborted or was answered in the window: without
+    it a window says nothing (Argo's "inconclusive"). ``restarted`` is set when a counter went down.
+    """
+    window = {"seconds": round(after.at - before.at, 3)}
+
+    def delta(name):
+        return after.counters.get(name, 0.0) - before.counters.get(name, 0.0)
+
+    deltas = {name: delta(name) for name in METRICS if METRICS[name] == "counter"}
+    restarted = any(d < 0 for d in deltas.values())
+    window["restarted"] = restarted
+    if restarted:
+        window["traffic"] = False
+        for key in VALUES:
+            window[key] = None
+        return window
+    requests = deltas["sglang:num_requests_total"]
+    aborted = deltas["sglang:num_aborted_requests_total"]
+    answers = deltas["sglang:http_responses_total"]
+    window["traffic"] = requests > 0 or aborted > 0 or answers > 0
+    window["requests"] = requests
+    window["aborted"] = aborted
+    # An aborted request is also counted in num_requests_total when its output is finished
+    # (srt/managers/tokenizer_manager.py:3287, finish reason "abort"); an abort sent before that is not.
+    window["abort_ratio"] = _ratio(aborted, max(requests, aborted))
+    fives = sum(
+        after.status_counts.get(c, 0.0) - before.status_counts.get(c, 0.0)
+        for c in after.status_counts
+        if c.startswith("5")
+    )
+    window["http_5xx_ratio"] = _ratio(fives, answers)
+    window["generation_tokens"] = deltas["sglang:generation_tokens_total"]
+    accept = after.gauges.get("sglang:spec_accept_length")
+    # The scheduler writes 0 when speculative decoding is off
+    # (srt/managers/scheduler_components/metrics_reporter.py:968).
+    window["spec_accept_length"] = accept if accept else None
+    running = after.gauges.get("sglang:num_running_reqs")
+    window["num_running_reqs"] = running
+    gen = after.gauges.get("sglang:gen_throughput")
+    window["gen_throughput_per_running_req"] = gen / running if gen is not None and running else None
+    for key, name in (
+        ("ttft_p90", "sglang:time_to_first_token_seconds"),
+        ("itl_p90", "sglang:inter_token_latency_seconds"),
+    ):
+        hist = after.histograms.get(name)
+        window[key] = histogram_quantile(0.9, bucket_delta(before.histograms.get(name), hist)) if hist else None
+    for key in ("ttft_p90", "itl_p90", "gen_throughput_per_running_req", "abort_ratio", "http_5xx_ratio"):
+        if window[key] is not None:
+            window[key] = round(window[key], 4)
+    return window
+
+
+def merge_checks(changes, defaults=None):
+    """The default checks with an operator's ``changes`` applied: a change with a known name edits
+    that check (``enabled: false`` turns it off), a new name adds a check. Raises ValueError."""
+    checks = [dict(c) for c in (DEFAULT_CHECKS if defaults is None else defaults)]
+    by_name = {c["name"]: c for c in checks}
+    for change in changes or []:
+        if not isinstance(change, dict) or not change.get("name"):
+            raise ValueError(f"each check must be a dictionary with a name, got {change!r}")
+        unknown = sorted(set(change) - set(CHECK_KEYS))
+        if unknown:
+            raise ValueError(
+                f"check {change['name']}: unknown key(s) {', '.join(unknown)}; a check takes {', '.join(CHECK_KEYS)}"
+            )
+        if change["name"] in by_name:
+            by_name[change["name"]].update(change)
+        else:
+            check = dict(change)
+            checks.append(check)
+            by_name[check["name"]] = check
+    for check in checks:
+        validate_check(check)
+    return [c for c in checks if c.get("enabled", True)]
+
+
+def validate_check(check):
+    name = check["name"]
+    if check.get("value") not in VALUES:
+        raise ValueError(f"check {name}: value must be one of {', '.join(VALUES)}, got {check.get('value')!r}")
+    if check.get("comparison") not in COMPARISONS:
+        raise ValueError(
+            f"check {name}: comparison must be one of {', '.join(COMPARISONS)}, got {check.get('comparison')!r}"
+        )
+    relative = check.get("relative_to")
+    if relative not in (None, "baseline", "gate"):
+        raise ValueError(f"check {name}: relative_to must be baseline or gate, got {relative!r}")
+    if relative is None and not isinstance(check.get("bound"), (int, float)):
+        raise ValueError(f"check {name}: give bound (a number), or relative_to (baseline or gate) with a factor")
+    if relative is not None and not isinstance(check.get("factor"), (int, float)):
+        raise ValueError(f"check {name}: relative_to {relative} needs factor (a number, e.g. 0.6 for 60 %)")
+    for key in ("offset", "similar_load"):
+        if check.get(key) is not None and not isinstance(check[key], (int, float)):
+            raise ValueError(f"check {name}: {key} must be a number, got {check[key]!r}")
+
+
+def _num(x):
+    return (f"{x:.3f}").rstrip("0").rstrip(".") if isinstance(x, float) else str(x)
+
+
+def bound_of(check, baseline, gate):
+    """(bound, words for it) of a check, or (None, why not) when its reference is missing."""
+    relative = check.get("relative_to")
+    if relative is None:
+        return float(check["bound"]), f"{check['comparison']} {_num(float(check['bound']))}"
+    figures = (baseline if relative == "baseline" else gate) or {}
+    ref = figures.get(check["value"])
+    if ref is None:
+        return None, f"no {relative} figure for {check['value']}"
+    factor = float(check["factor"])
+    offset = float(check.get("offset") or 0.0)
+    bound = factor * float(ref) + offset
+    where = "at the gate" if relative == "gate" else "of the baseline (NEXTN)"
+    words = f"{round(factor * 100)} % of {_num(float(ref))} {where}"
+    if offset:
+        words += f" + {_num(offset)}"
+    return bound, f"{check['comparison']} {_num(round(bound, 4))}, {words}"
+
+
+def judge(window, checks, baseline=None, gate=None):
+    """One verdict per check for one window: {"name", "value", "bound", "result", "detail"}.
+
+    ``result`` is ``pass``, ``fail`` or ``skip`` (no data in the window, no reference figure, or a
+    load too different from the baseline's to compare).
+    """
+    verdicts = []
+    for check in checks:
+        value = window.get(check["value"])
+        bound, words = bound_of(check, baseline, gate)
+        verdict = {"name": check["name"], "value": value, "bound": bound, "bound_text": words}
+        if bound is None:
+            verdict.update(result="skip", detail=words)
+        elif value is None:
+            verdict.update(result="skip", detail=f"no data for {check['value']} in the window")
+        elif check.get("similar_load") and not _similar_load(window, baseline, check["similar_load"]):
+            verdict.update(
+                result="skip",
+                detail=(
+                    f"load not comparable: {_num(window.get('num_running_reqs'))} running requests vs "
+                    f"{_num((baseline or {}).get('num_running_reqs'))} in the baseline"
+                ),
+            )
+        else:
+            ok = COMPARISONS[check["comparison"]](value, bound)
+            verdict.update(result="pass" if ok else "fail", detail="")
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _similar_load(window, baseline, factor):
+    mine = window.get("num_running_reqs")
+    theirs = (baseline or {}).get("num_running_reqs")
+    if not mine or not theirs:
+        return False
+    return max(mine, theirs) / min(mine, theirs) <= float(factor)
+
+
+def failure_message(check, failed, counted, worst):
+    """The cause line of a failed check, e.g. ``bake: sglang:spec_accept_length 1.02 for 3 of 4
+    measurements (bound >= 1.86, 60 % of 3.1 at the gate)``."""
+    return (
+        f"bake: {VALUES[check['value']]} {_num(worst['value'])} for {failed} of {counted} measurements "
+        f"(bound {worst['bound_text']})"
+    )

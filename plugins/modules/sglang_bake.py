@@ -1,0 +1,503 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+DOCUMENTATION = r"""
+---
+module: sglang_bake
+short_description: Watch an SGLang unit's own metrics under real traffic and judge it against a table of checks
+version_added: 0.2.0
+description:
+  - With O(state=bake), scrapes the server's Prometheus C(/metrics) every O(interval) seconds for O(duration)
+    seconds, derives figures for each interval (accept length, aborted requests and 5xx answers per request,
+    generation throughput per running request, TTFT p90 from the histogram's buckets) and evaluates a table
+    of checks on each measurement. A check fails the bake when it failed in more than its failure limit of
+    measurements; the bake stops at that point, without waiting out O(duration).
+  - A measurement with no traffic (no request finished, aborted or answered in the interval) is
+    C(inconclusive), not a pass. When no measurement had traffic, or more than O(inconclusive_limit) did
+    not, the bake's result is C(inconclusive) and O(inconclusive) decides what follows.
+  - With O(state=baseline), scrapes at the start and the end of O(duration) and returns the figures of that
+    one window (RV(summary)), to pass as O(baseline) to the bake of the next unit. The deploy takes it from
+    the NEXTN unit before the switch, so the checks compare with NEXTN on the same host.
+  - The fields mirror Argo Rollouts' AnalysisTemplate metric fields, C(interval), C(count) (here
+    O(duration) / O(interval)), C(failureLimit) (O(failure_limit)), C(inconclusiveLimit)
+    (O(inconclusive_limit)) and C(consecutiveErrorLimit) (O(consecutive_error_limit)), with Argo's
+    semantics (a limit is exceeded when the count is greater than it). See docs/bake.md.
+  - The metrics are parsed with prometheus_client's text parser; each name the module reads is in the
+    pinned SGLang wheel (file and line in plugins/module_utils/_metrics.py).
+author:
+  - ddtree.sglang developers (@ddtree)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads the server's /metrics.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+requirements:
+  - prometheus-client (Debian and Ubuntu C(python3-prometheus-client), RHEL C(python3-prometheus_client))
+  - requests
+options:
+  state:
+    description:
+      - V(bake) watches and judges; V(baseline) measures one window and returns its figures.
+    type: str
+    choices: [bake, baseline]
+    default: bake
+  url:
+    description:
+      - Base URL of the server as seen from the managed host.
+    type: str
+    default: http://127.0.0.1:30000
+  metrics_path:
+    description:
+      - Path of the Prometheus endpoint (SGLang's is C(/metrics), served with C(--enable-metrics)).
+    type: str
+    default: /metrics
+  api_key:
+    description:
+      - Sent as an C(Authorization) Bearer header when set. SGLang serves C(/metrics) without its API key;
+        a proxy in front of it may want one.
+    type: str
+  duration:
+    description:
+      - Seconds to watch (Argo's C(count) x C(interval)). With O(state=baseline), the window measured.
+    type: float
+    default: 90
+  interval:
+    description:
+      - Seconds between two measurements (Argo's C(interval)). SGLang's scheduler gauges change only every
+        C(--decode-log-interval) decode steps (40 by default), so an interval of a few seconds at least.
+    type: float
+    default: 15
+  failure_limit:
+    description:
+      - Failed measurements a check may have before it fails the bake (Argo's C(failureLimit); 0 fails on the
+        first). A check may set its own C(failure_limit).
+    type: int
+    default: 1
+  inconclusive_limit:
+    description:
+      - Measurements without traffic tolerated before the bake is C(inconclusive) (Argo's C(inconclusiveLimit)).
+        Whatever this is, a bake in which no measurement had traffic is C(inconclusive).
+    type: int
+    default: 2
+  consecutive_error_limit:
+    description:
+      - Scrapes in a row that may fail (no answer, an error status, a body that is not Prometheus text) before
+        the bake fails (Argo's C(consecutiveErrorLimit)).
+    type: int
+    default: 2
+  inconclusive:
+    description:
+      - What an C(inconclusive) bake does. V(fail) fails the task (a deploy then rolls back); V(pass) returns
+        with RV(result=inconclusive) and a warning.
+      - Driving synthetic load with llm_bench when there is no traffic is planned (docs/bake.md); it is not
+        an option yet.
+    type: str
+    choices: [fail, pass]
+    default: fail
+  checks:
+    description:
+      - Changes to the default checks (plugins/module_utils/_metrics.py C(DEFAULT_CHECKS)), as a list of
+        dictionaries. An item with the name of a default check changes the keys it gives (C(enabled=false)
+        turns it off); an item with a new name adds a check.
+      - Keys of a check are C(name), C(value) (one of C(spec_accept_length), C(abort_ratio), C(http_5xx_ratio),
+        C(gen_throughput_per_running_req), C(ttft_p90), C(itl_p90), C(requests), C(num_running_reqs)),
+        C(comparison) (C(>=), C(>), C(<=), C(<)), and either C(bound) (a number) or C(relative_to)
+        (C(baseline) or C(gate)) with C(factor) (and an optional C(offset)); the bound is then factor x the
+        reference's figure of the same value + offset. Optional C(similar_load) (compare only while the
+        running requests are within this factor of the baseline's), C(failure_limit), C(enabled), C(reason).
+    type: list
+    elements: dict
+    default: []
+  replace_checks:
+    description:
+      - Use O(checks) as the whole table instead of changes to the default checks.
+    type: bool
+    default: false
+  baseline:
+    description:
+      - Figures of the unit before the switch, as RV(summary) of O(state=baseline) returns them. Checks
+        relative to the baseline are skipped without it.
+    type: dict
+  gate:
+    description:
+      - Figures measured at the gain gate, by value name, for example C(spec_accept_length=3.1). Checks relative
+        to the gate are skipped without the figure they need.
+    type: dict
+  request_timeout:
+    description:
+      - Wall-clock bound of one scrape, in seconds. The whole module ends within O(duration) + this.
+    type: float
+    default: 5
+  validate_certs:
+    description:
+      - Verify the TLS certificate of an https URL.
+    type: bool
+    default: true
+notes:
+  - Scheduler gauges (C(sglang:spec_accept_length), C(sglang:gen_throughput), C(sglang:num_running_reqs)) are
+    set every C(--decode-log-interval) decode steps; counters and histograms count finished requests.
+seealso:
+  - module: ddtree.sglang.llm_probe
+  - name: Argo Rollouts analysis
+    description: The AnalysisTemplate fields this module mirrors.
+    link: https://argo-rollouts.readthedocs.io/en/stable/features/analysis/
+"""
+
+EXAMPLES = r"""
+- name: Measure the NEXTN unit before the switch
+  ddtree.sglang.sglang_bake:
+    state: baseline
+    url: http://127.0.0.1:30000
+    duration: 30
+  register: bake_baseline
+
+- name: Bake the DDTree unit under real traffic
+  ddtree.sglang.sglang_bake:
+    url: http://127.0.0.1:30000
+    duration: 90
+    interval: 15
+    failure_limit: 1
+    inconclusive: fail
+    baseline: "{{ bake_baseline.summary }}"
+    gate:
+      spec_accept_length: "{{ gate_accept_length }}"
+    checks:
+      - name: ttft_vs_baseline
+        enabled: false
+      - name: queue
+        value: num_running_reqs
+        comparison: "<="
+        bound: 64
+        reason: more than 64 running requests on this host means the scheduler is behind
+  register: bake
+"""
+
+RETURN = r"""
+result:
+  description: C(pass), C(fail) or C(inconclusive) (with O(inconclusive=pass); otherwise the task fails).
+  returned: when O(state=bake)
+  type: str
+  sample: fail
+measurements:
+  description: Every measurement, for the report, in order.
+  returned: when O(state=bake)
+  type: list
+  elements: dict
+  contains:
+    index:
+      description: 1-based number of the measurement.
+      type: int
+    elapsed:
+      description: Seconds since the bake began, at the end of the window.
+      type: float
+    status:
+      description: C(pass), C(fail) (a check failed), C(inconclusive) (no traffic), C(error) (scrape failed).
+      type: str
+    window:
+      description: The figures of the window (see RV(summary)), or null after an error.
+      type: dict
+    checks:
+      description: One verdict per check, C(name), C(value), C(bound), C(bound_text), C(result) (C(pass),
+        C(fail), C(skip)) and C(detail).
+      type: list
+      elements: dict
+    error:
+      description: Why the scrape failed.
+      type: str
+  sample:
+    - index: 3
+      elapsed: 45.0
+      status: fail
+      window: {seconds: 15.0, traffic: true, requests: 12, spec_accept_length: 1.02}
+      checks: [{name: accept_length_vs_gate, value: 1.02, bound: 1.86, result: fail,
+                bound_text: ">= 1.86, 60 % of 3.1 at the gate", detail: ""}]
+failed_checks:
+  description: The checks that failed the bake, with the cause line of each.
+  returned: when O(state=bake)
+  type: list
+  elements: dict
+  sample:
+    - name: accept_length_vs_gate
+      failed: 3
+      counted: 4
+      message: >-
+        bake: sglang:spec_accept_length 1.02 for 3 of 4 measurements (bound >= 1.86, 60 % of 3.1 at the gate)
+summary:
+  description:
+    - Figures over the whole watched window (first to last good scrape). With O(state=baseline), pass it as
+      O(baseline). Keys are the check values (C(spec_accept_length), C(abort_ratio), C(http_5xx_ratio),
+      C(gen_throughput_per_running_req), C(ttft_p90), C(itl_p90), C(requests), C(num_running_reqs)) and
+      C(seconds), C(traffic), C(restarted), C(aborted), C(generation_tokens); a figure without data is null.
+  returned: always
+  type: dict
+  sample: {seconds: 30.0, traffic: true, requests: 40, spec_accept_length: 2.4, ttft_p90: 0.35}
+checks:
+  description: The checks table the bake used (defaults with O(checks) applied), reasons included.
+  returned: when O(state=bake)
+  type: list
+  elements: dict
+elapsed:
+  description: Seconds the module took.
+  returned: always
+  type: float
+"""
+
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
+
+try:
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
+    from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS, HttpClient, HttpError
+except ImportError:  # requests or prometheus_client may be missing on the managed host
+    _metrics = None
+    IMPORT_ERROR = traceback.format_exc()
+else:
+    IMPORT_ERROR = None
+
+
+class SglangBake:
+    """One bake (or one baseline window) of one server, bounded by duration + request_timeout."""
+
+    def __init__(self, module):
+        self.module = module
+        self.params = p = module.params
+        self.client = HttpClient(
+            p["url"], timeout=p["request_timeout"], api_key=p["api_key"], validate_certs=p["validate_certs"]
+        )
+        self.start = time.monotonic()
+        self.deadline = self.start + p["duration"] + p["request_timeout"]
+
+    def elapsed(self):
+        return round(time.monotonic() - self.start, 3)
+
+    def scrape(self):
+        """A Sample, or the error's message (str). Never waits past the deadline."""
+        left = self.deadline - time.monotonic()
+        try:
+            return _metrics.scrape(
+                self.client, self.params["metrics_path"], timeout=min(self.params["request_timeout"], left)
+            )
+        except (HttpError, _metrics.MetricsError) as exc:
+            return str(exc)
+
+    def sleep_until(self, when):
+        time.sleep(max(0.0, min(when, self.deadline) - time.monotonic()))
+
+    def fail(self, msg, **result):
+        result["elapsed"] = self.elapsed()
+        self.module.fail_json(msg=msg, **result)
+
+    def baseline(self):
+        first = self.scrape()
+        if isinstance(first, str):
+            self.fail(f"baseline: cannot read the metrics of {self.params['url']}: {first}")
+        self.sleep_until(self.start + self.params["duration"])
+        last = self.scrape()
+        if isinstance(last, str):
+            self.fail(f"baseline: cannot read the metrics of {self.params['url']}: {last}")
+        summary = _metrics.measure(first, last)
+        if not summary["traffic"]:
+            self.module.warn(
+                f"baseline: no request finished in {summary['seconds']} s; checks relative to the baseline "
+                "will be skipped (measure the baseline while the unit serves traffic)"
+            )
+        return {"changed": False, "summary": summary, "elapsed": self.elapsed()}
+
+    def bake(self, checks):
+        p = self.params
+        limits = {c["name"]: c.get("failure_limit", p["failure_limit"]) for c in checks}
+        failed = {c["name"]: 0 for c in checks}
+        counted = {c["name"]: 0 for c in checks}
+        worst = {}
+        measurements, inconclusive, errors_in_a_row = [], 0, 0
+        first = prev = None
+        result = {"changed": False, "checks": checks, "measurements": measurements}
+        # A first good sample starts the first window.
+        while first is None:
+            got = self.scrape()
+            if not isinstance(got, str):
+                first = prev = got
+                break
+            errors_in_a_row += 1
+            measurements.append(
+                {
+                    "index": len(measurements) + 1,
+                    "elapsed": self.elapsed(),
+                    "status": "error",
+                    "window": None,
+                    "checks": [],
+                    "error": got,
+                }
+            )
+            if errors_in_a_row > p["consecutive_error_limit"] or time.monotonic() + p["interval"] > self.deadline:
+                self.fail(
+                    f"bake: cannot read the metrics of {p['url']} ({errors_in_a_row} scrapes failed in a row): {got}",
+                    result="fail",
+                    summary={},
+                    failed_checks=[],
+                    **result,
+                )
+            self.sleep_until(time.monotonic() + p["interval"])
+        # Windows follow the first good sample (late when the first scrapes failed); the last one
+        # ends by start + duration (half an interval of slack for the time a scrape takes).
+        first_at = first.at
+        index = 0
+        while first_at + (index + 1) * p["interval"] <= self.start + p["duration"] + p["interval"] / 2:
+            index += 1
+            self.sleep_until(first_at + index * p["interval"])
+            got = self.scrape()
+            entry = {"index": len(measurements) + 1, "elapsed": self.elapsed()}
+            measurements.append(entry)
+            if isinstance(got, str):
+                errors_in_a_row += 1
+                entry.update(status="error", window=None, checks=[], error=got)
+                if errors_in_a_row > p["consecutive_error_limit"]:
+                    self.fail(
+                        f"bake: cannot read the metrics of {p['url']} ({errors_in_a_row} scrapes failed in a "
+                        f"row, consecutive_error_limit {p['consecutive_error_limit']}): {got}",
+                        result="fail",
+                        summary=_metrics.measure(first, prev),
+                        failed_checks=[],
+                        **result,
+                    )
+                continue
+            errors_in_a_row = 0
+            window = _metrics.measure(prev, got)
+            prev = got
+            entry["window"] = window
+            if window["restarted"]:
+                entry.update(status="error", checks=[], error="a counter went down: the server restarted")
+                self.fail(
+                    f"bake: the server at {p['url']} restarted during the bake (its counters went down "
+                    f"between {entry['elapsed'] - window['seconds']:.0f} s and {entry['elapsed']:.0f} s)",
+                    result="fail",
+                    summary=window,
+                    failed_checks=[],
+                    **result,
+                )
+            if not window["traffic"]:
+                inconclusive += 1
+                entry.update(status="inconclusive", checks=[])
+                continue
+            verdicts = _metrics.judge(window, checks, p["baseline"], p["gate"])
+            entry["checks"] = verdicts
+            entry["status"] = "fail" if any(v["result"] == "fail" for v in verdicts) else "pass"
+            for v in verdicts:
+                if v["result"] == "skip":
+                    continue
+                counted[v["name"]] += 1
+                if v["result"] == "fail":
+                    failed[v["name"]] += 1
+                    worst[v["name"]] = v
+            over = [c for c in checks if failed[c["name"]] > limits[c["name"]]]
+            if over:
+                break  # Argo stops an analysis once a metric is past its failureLimit.
+        result["summary"] = _metrics.measure(first, prev)
+        over = [c for c in checks if failed[c["name"]] > limits[c["name"]]]
+        result["failed_checks"] = [
+            {
+                "name": c["name"],
+                "failed": failed[c["name"]],
+                "counted": counted[c["name"]],
+                "message": _metrics.failure_message(c, failed[c["name"]], counted[c["name"]], worst[c["name"]]),
+            }
+            for c in over
+        ]
+        if over:
+            result["result"] = "fail"
+            self.fail(
+                "; ".join(f["message"] for f in result["failed_checks"])
+                + f" (window {p['interval']:g} s, {len(measurements)} measurements in {self.elapsed():.0f} s)",
+                **result,
+            )
+        with_traffic = sum(1 for m in measurements if m["status"] in ("pass", "fail"))
+        if with_traffic == 0 or inconclusive > p["inconclusive_limit"]:
+            result["result"] = "inconclusive"
+            why = (
+                f"bake inconclusive: {inconclusive} of {len(measurements)} measurements of {p['interval']:g} s "
+                f"saw no traffic (no request finished, aborted or answered; inconclusive_limit "
+                f"{p['inconclusive_limit']})"
+            )
+            if p["inconclusive"] == "fail":
+                self.fail(
+                    why + "; inconclusive=fail. Bake while the unit serves traffic, or set inconclusive=pass", **result
+                )
+            self.module.warn(why + "; inconclusive=pass lets the deploy go on")
+        else:
+            result["result"] = "pass"
+        result["elapsed"] = self.elapsed()
+        return result
+
+    def run(self):
+        p = self.params
+        if p["state"] == "baseline":
+            return self.baseline()
+        try:
+            checks = _metrics.merge_checks(p["checks"], defaults=[] if p["replace_checks"] else None)
+        except ValueError as exc:
+            self.module.fail_json(msg=f"checks: {exc}")
+        # Gate figures often come through Jinja as strings ("3.1"): a number in a string is fine.
+        for key, value in (p["gate"] or {}).items():
+            try:
+                p["gate"][key] = None if value is None else float(value)
+            except (TypeError, ValueError):
+                self.module.fail_json(msg=f"gate: {key} must be a number (the figure the gate measured), got {value!r}")
+        return self.bake(checks)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", default="bake", choices=["bake", "baseline"]),
+            url=dict(type="str", default="http://127.0.0.1:30000"),
+            metrics_path=dict(type="str", default="/metrics"),
+            api_key=dict(type="str", no_log=True),
+            duration=dict(type="float", default=90),
+            interval=dict(type="float", default=15),
+            failure_limit=dict(type="int", default=1),
+            inconclusive_limit=dict(type="int", default=2),
+            consecutive_error_limit=dict(type="int", default=2),
+            inconclusive=dict(type="str", default="fail", choices=["fail", "pass"]),
+            checks=dict(type="list", elements="dict", default=[]),
+            replace_checks=dict(type="bool", default=False),
+            baseline=dict(type="dict"),
+            gate=dict(type="dict"),
+            request_timeout=dict(type="float", default=5),
+            validate_certs=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    if _metrics is None or not HAS_REQUESTS:
+        module.fail_json(msg=missing_required_lib("requests"), exception=IMPORT_ERROR)
+    if not _metrics.HAS_PROMETHEUS:
+        module.fail_json(
+            msg=missing_required_lib("prometheus-client (Debian/Ubuntu: python3-prometheus-client)"),
+            exception=_metrics.PROMETHEUS_IMPORT_ERROR,
+        )
+    for option in ("duration", "interval", "request_timeout"):
+        if module.params[option] <= 0:
+            module.fail_json(msg=f"{option} must be a positive number of seconds, got {module.params[option]}")
+    if module.params["state"] == "bake" and module.params["interval"] > module.params["duration"]:
+        module.fail_json(
+            msg=f"interval ({module.params['interval']:g} s) must not exceed duration "
+            f"({module.params['duration']:g} s): the bake would take no measurement"
+        )
+    for option in ("failure_limit", "inconclusive_limit", "consecutive_error_limit"):
+        if module.params[option] < 0:
+            module.fail_json(msg=f"{option} must be 0 or more, got {module.params[option]}")
+    module.exit_json(**SglangBake(module).run())
+
+
+if __name__ == "__main__":
+    main()

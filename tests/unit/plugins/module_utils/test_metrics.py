@@ -1,0 +1,148 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""_metrics: parsing SGLang's /metrics with prometheus_client, windows, quantiles, checks."""
+
+from pathlib import Path
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError
+from sglang_metrics_text import MetricsServer, SglangMetrics
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sglang-0.5.23-metrics.txt"
+
+
+def test_recorded_fixture_parses_to_the_figures_it_holds():
+    sample = _metrics.parse(FIXTURE.read_text(), at=10.0)
+    assert sample.gauges["sglang:spec_accept_length"] == 3.1
+    assert sample.gauges["sglang:num_running_reqs"] == 3.0
+    assert sample.counters["sglang:num_requests_total"] == 12.0
+    assert sample.counters["sglang:num_aborted_requests_total"] == 1.0
+    assert sample.counters["sglang:generation_tokens_total"] == 2400.0
+    assert sample.status_counts == {"200": 11.0, "500": 1.0}
+    ttft = sample.histograms["sglang:time_to_first_token_seconds"]
+    assert ttft["count"] == 12.0
+    assert dict(ttft["buckets"])[0.4] == 10.0 and dict(ttft["buckets"])[float("inf")] == 12.0
+    # _created samples are not counted into the counter
+    assert "sglang:num_requests_created" not in sample.counters
+
+
+def test_every_name_read_is_in_the_pinned_wheel_table():
+    text = FIXTURE.read_text()
+    for name in _metrics.METRICS:
+        assert name in text, name
+
+
+@pytest.mark.parametrize(
+    "q, buckets, expected",
+    [
+        # 10 observations in (0.2, 0.4], 2 in (1, 2]: rank 10.8 falls in (1, 2] at 0.4 of its way
+        (0.9, [(0.2, 0), (0.4, 10), (1.0, 10), (2.0, 12), (float("inf"), 12)], 1.4),
+        (0.5, [(0.2, 0), (0.4, 10), (1.0, 10), (2.0, 12), (float("inf"), 12)], 0.2 + 0.2 * 6 / 10),
+        # first bucket interpolates from 0
+        (0.5, [(1.0, 4), (float("inf"), 4)], 0.5),
+        # rank in +Inf: the highest finite bound, as Prometheus answers
+        (0.9, [(1.0, 1), (float("inf"), 10)], 1.0),
+        (0.9, [(1.0, 0), (float("inf"), 0)], None),
+    ],
+)
+def test_histogram_quantile_as_prometheus(q, buckets, expected):
+    got = _metrics.histogram_quantile(q, buckets)
+    assert got == (pytest.approx(expected) if expected is not None else None)
+
+
+def test_window_figures_from_two_samples():
+    m = SglangMetrics(accept_length=2.5, gen_throughput=100.0, running=4)
+    m.serve(20, ttft=0.3)
+    before = _metrics.parse(m.render(), at=0.0)
+    m.serve(9, ttft=0.3)
+    m.serve(1, ttft=1.5, aborted=1, errors=1)
+    after = _metrics.parse(m.render(), at=15.0)
+    w = _metrics.measure(before, after)
+    assert w["seconds"] == 15.0 and w["traffic"] and not w["restarted"]
+    assert w["requests"] == 10 and w["abort_ratio"] == 0.1 and w["http_5xx_ratio"] == 0.1
+    assert w["gen_throughput_per_running_req"] == 25.0
+    # only the window's 10 observations count: 9 at 0.3, 1 at 1.5 -> p90 at the top of (0.2, 0.4]
+    assert w["ttft_p90"] == pytest.approx(0.4)
+    assert w["spec_accept_length"] == 2.5
+
+
+def test_no_traffic_and_restart():
+    m = SglangMetrics()
+    m.serve(5)
+    a = _metrics.parse(m.render(), at=0.0)
+    b = _metrics.parse(m.render(), at=5.0)
+    assert _metrics.measure(a, b)["traffic"] is False
+    fresh = _metrics.parse(SglangMetrics().render(), at=10.0)
+    w = _metrics.measure(b, fresh)
+    assert w["restarted"] and w["traffic"] is False
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("<html><body>502 Bad Gateway</body></html>", "not Prometheus text"),
+        ("", "empty"),
+        ("# HELP up doc\n# TYPE up gauge\nup 1\n", "none of SGLang's"),
+        ('sglang:num_requests_total{a="1" 3\n', "not Prometheus text"),
+    ],
+)
+def test_malformed_body_is_named(body, words):
+    with pytest.raises(_metrics.MetricsError, match=words):
+        _metrics.parse(body)
+
+
+def test_checks_merge_change_disable_add_and_reject():
+    checks = _metrics.merge_checks(
+        [
+            {"name": "aborts", "bound": 0.05},
+            {"name": "ttft_vs_baseline", "enabled": False},
+            {"name": "queue", "value": "num_running_reqs", "comparison": "<=", "bound": 64},
+        ]
+    )
+    names = [c["name"] for c in checks]
+    assert "ttft_vs_baseline" not in names and names[-1] == "queue"
+    assert next(c for c in checks if c["name"] == "aborts")["bound"] == 0.05
+    with pytest.raises(ValueError, match="value must be one of"):
+        _metrics.merge_checks([{"name": "x", "value": "nope", "comparison": ">=", "bound": 1}])
+    with pytest.raises(ValueError, match="unknown key"):
+        _metrics.merge_checks([{"name": "aborts", "treshold": 1}])
+    with pytest.raises(ValueError, match="needs factor"):
+        _metrics.merge_checks([{"name": "y", "value": "ttft_p90", "comparison": "<=", "relative_to": "baseline"}])
+
+
+def test_judge_relative_bounds_and_message():
+    checks = _metrics.merge_checks([])
+    window = {
+        "spec_accept_length": 1.02,
+        "abort_ratio": 0.0,
+        "http_5xx_ratio": 0.0,
+        "gen_throughput_per_running_req": 30.0,
+        "num_running_reqs": 4,
+        "ttft_p90": 0.6,
+    }
+    verdicts = {v["name"]: v for v in _metrics.judge(window, checks, baseline=None, gate={"spec_accept_length": 3.1})}
+    gate = verdicts["accept_length_vs_gate"]
+    assert gate["result"] == "fail" and gate["bound"] == pytest.approx(1.86)
+    assert verdicts["accept_length_floor"]["result"] == "fail"
+    assert verdicts["throughput_vs_baseline"]["result"] == "skip"  # no baseline given
+    msg = _metrics.failure_message(checks[0], 3, 4, gate)
+    assert msg == (
+        "bake: sglang:spec_accept_length 1.02 for 3 of 4 measurements (bound >= 1.86, 60 % of 3.1 at the gate)"
+    )
+    base = {"gen_throughput_per_running_req": 50.0, "num_running_reqs": 16, "ttft_p90": 0.2}
+    verdicts = {v["name"]: v for v in _metrics.judge(window, checks, baseline=base)}
+    assert verdicts["throughput_vs_baseline"]["result"] == "skip"  # 4 vs 16 running: not similar load
+    assert verdicts["ttft_vs_baseline"]["result"] == "fail"  # 0.6 > 1.5 * 0.2 + 0.2
+    base["num_running_reqs"] = 5
+    verdicts = {v["name"]: v for v in _metrics.judge(window, checks, baseline=base)}
+    assert verdicts["throughput_vs_baseline"]["result"] == "fail"  # 30 < 0.7 * 50
+
+
+def test_scrape_over_http_and_404_names_the_flag():
+    with MetricsServer(SglangMetrics()) as server:
+        client = HttpClient(server.url, timeout=5)
+        sample = _metrics.scrape(client)
+        assert "sglang:num_requests_total" in sample.counters
+        with pytest.raises(HttpError, match="--enable-metrics"):
+            _metrics.scrape(client, "/nothing")

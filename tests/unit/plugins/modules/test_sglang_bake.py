@@ -1,0 +1,166 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sglang_bake against a loopback server that serves SGLang-shaped /metrics changing per scrape."""
+
+import socket
+import time
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
+from module_harness import run_main
+from sglang_metrics_text import MetricsServer, SglangMetrics
+
+# Short windows keep the tests quick; the module's logic does not depend on the length.
+FAST = {"duration": 1.2, "interval": 0.3, "request_timeout": 2}
+
+
+def bake(url, **args):
+    return run_main(sglang_bake.main, dict(FAST, url=url, **args))
+
+
+def traffic(n, state):
+    state.serve(5)
+
+
+def test_healthy_window_passes_with_every_measurement():
+    with MetricsServer(SglangMetrics(accept_length=3.0), step=traffic) as server:
+        failed, result = bake(server.url, gate={"spec_accept_length": 3.1})
+    assert not failed, result["msg"]
+    assert result["result"] == "pass"
+    assert [m["status"] for m in result["measurements"]] == ["pass"] * 4
+    assert result["summary"]["requests"] == 20
+
+
+def test_accept_length_collapse_after_n_measurements_fails_with_the_cause():
+    def collapse(n, state):
+        state.serve(5)
+        if n >= 3:  # the window ending at the 3rd scrape is the 2nd measurement
+            state.accept_length = 1.02
+
+    with MetricsServer(SglangMetrics(accept_length=3.0), step=collapse) as server:
+        failed, result = bake(server.url, duration=1.5, gate={"spec_accept_length": 3.1}, failure_limit=2)
+    assert failed
+    assert result["result"] == "fail"
+    assert (
+        "bake: sglang:spec_accept_length 1.02 for 3 of 4 measurements (bound >= 1.86, 60 % of 3.1 at the gate)"
+        in result["msg"]
+    )
+    assert [m["status"] for m in result["measurements"]] == ["pass", "fail", "fail", "fail"]
+    names = [f["name"] for f in result["failed_checks"]]
+    assert names == ["accept_length_vs_gate", "accept_length_floor"]
+
+
+def test_failure_stops_the_bake_early():
+    def collapse(n, state):
+        state.serve(5)
+        state.accept_length = 1.0
+
+    with MetricsServer(SglangMetrics(), step=collapse) as server:
+        start = time.monotonic()
+        failed, result = bake(server.url, duration=3, failure_limit=0)
+    assert failed and len(result["measurements"]) == 1
+    assert time.monotonic() - start < 1.5
+    assert "accept_length_floor" in [f["name"] for f in result["failed_checks"]]
+
+
+def test_aborts_rising_fail():
+    def aborts(n, state):
+        state.serve(10, aborted=3 if n >= 2 else 0)
+
+    with MetricsServer(SglangMetrics(), step=aborts) as server:
+        failed, result = bake(server.url, failure_limit=1)
+    assert failed
+    assert "aborted requests per request" in result["msg"] and "0.3 for 2 of 2 measurements" in result["msg"]
+    assert "(bound <= 0.02)" in result["msg"]
+
+
+@pytest.mark.parametrize("policy", ["fail", "pass"])
+def test_no_traffic_is_inconclusive_and_the_policy_decides(policy, module_warnings):
+    with MetricsServer(SglangMetrics()) as server:
+        failed, result = bake(server.url, inconclusive=policy)
+    assert result["result"] == "inconclusive"
+    assert [m["status"] for m in result["measurements"]] == ["inconclusive"] * 4
+    if policy == "fail":
+        assert failed and "4 of 4 measurements" in result["msg"] and "no traffic" in result["msg"]
+    else:
+        assert not failed and "inconclusive=pass" in module_warnings[0]
+
+
+def test_malformed_body_is_a_clear_error():
+    with MetricsServer(SglangMetrics()) as server:
+        server.body = "<html><body><h1>502 Bad Gateway</h1></body></html>\n"
+        failed, result = bake(server.url)
+    assert failed
+    assert "not Prometheus text" in result["msg"] and "502 Bad Gateway" in result["msg"]
+
+
+def test_dead_server_does_not_hang():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    failed, result = bake(f"http://127.0.0.1:{port}", consecutive_error_limit=1)
+    assert failed and "connection refused" in result["msg"]
+    assert time.monotonic() - start < FAST["duration"] + FAST["request_timeout"]
+
+
+def test_silent_server_is_cut_at_the_deadline():
+    with socket.socket() as s:  # accepts connections, never answers
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        start = time.monotonic()
+        failed, result = bake(f"http://127.0.0.1:{s.getsockname()[1]}", request_timeout=0.5, consecutive_error_limit=0)
+    assert failed and "timed out" in result["msg"]
+    assert time.monotonic() - start < 1.5
+
+
+def test_baseline_mode_returns_the_window_and_the_bake_compares_with_it():
+    with MetricsServer(SglangMetrics(gen_throughput=200.0, running=4), step=traffic) as server:
+        failed, base = run_main(sglang_bake.main, {"url": server.url, "state": "baseline", "duration": 0.3})
+    assert not failed and base["summary"]["gen_throughput_per_running_req"] == 50.0
+
+    def slow(n, state):
+        state.serve(5)
+        state.gen_throughput = 80.0  # 20 per running request, below 70 % of 50
+
+    with MetricsServer(SglangMetrics(running=4), step=slow) as server:
+        failed, result = bake(server.url, baseline=base["summary"])
+    assert failed and "(sglang:gen_throughput / sglang:num_running_reqs) 20 for 2 of 2" in result["msg"]
+    assert "70 % of 50 of the baseline (NEXTN)" in result["msg"]
+
+
+def test_api_key_is_not_in_the_result():
+    with MetricsServer(SglangMetrics(), step=traffic) as server:
+        failed, result = bake(server.url, api_key="sk-secret-123")
+    assert "sk-secret-123" not in repr(result)
+
+
+def test_bad_check_is_named():
+    failed, result = bake("http://127.0.0.1:9", checks=[{"name": "x", "value": "accept", "comparison": ">="}])
+    assert failed and result["msg"].startswith("checks: check x: value must be one of")
+
+
+def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
+    holder = {}
+
+    def flaky(n, state):
+        holder["server"].status = 503 if n == 1 else 200
+        state.serve(5)
+
+    with MetricsServer(SglangMetrics(), step=flaky) as server:
+        holder["server"] = server
+        failed, result = bake(server.url)
+    assert not failed, result["msg"]
+    statuses = [m["status"] for m in result["measurements"]]
+    assert statuses[0] == "error" and "HTTP 503" in result["measurements"][0]["error"]
+    # the windows after it still fit in the duration: 1.2 s from the start, 0.3 s apart
+    assert statuses[1:] == ["pass"] * 3
+    assert result["elapsed"] < FAST["duration"] + FAST["request_timeout"]
+
+
+def test_gate_figure_that_is_not_a_number_is_named():
+    failed, result = bake("http://127.0.0.1:9", gate={"spec_accept_length": "n/a"})
+    assert (
+        failed
+        and result["msg"] == "gate: spec_accept_length must be a number (the figure the gate measured), got 'n/a'"
+    )
