@@ -95,3 +95,18 @@ def test_the_same_gpu_with_its_memory_known_is_classified():
 def test_bad_input_is_a_filter_error(value):
     with pytest.raises(AnsibleFilterError):
         gpu_class(value)
+
+
+@pytest.mark.parametrize("name", ["NVIDIA A40-8Q", "NVIDIA A40-48C", "NVIDIA RTX A6000-12B", "NVIDIA A40-4A"])
+def test_a_vgpu_profile_name_is_refused_without_memory(name):
+    """'NVIDIA A40-8Q' is an 8 GB slice of an A40: by name alone it looked like ampere_48g."""
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class(name)
+    assert f"GPU {name!r} is a vGPU profile" in str(err.value) and "memory_total_mib" in str(err.value)
+
+
+def test_a_vgpu_profile_is_judged_by_its_memory():
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class([_gpu_dict("NVIDIA A40-8Q", "8.6", 8192)])
+    assert "memory 8192 MiB, expected 45000-49500 MiB" in str(err.value)
+    assert gpu_class([_gpu_dict("NVIDIA A40-48Q", "8.6", 49152)]) == "ampere_48g"
