@@ -51,6 +51,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import summarise  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
 def sglang_gate_summary(results, greedy=None, equivalence_tokens=0):
@@ -58,7 +59,7 @@ def sglang_gate_summary(results, greedy=None, equivalence_tokens=0):
     for name, value in (("input", results), ("greedy", greedy)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise AnsibleFilterError(
-                f"sglang_gate_summary: {name} must be an llm_probe loop's results, got {type(value).__name__}."
+                f"sglang_gate_summary: {name} must be an llm_probe loop's results, got {describe(value)}."
             )
     return summarise(results or [], greedy or [], int(equivalence_tokens or 0))
 

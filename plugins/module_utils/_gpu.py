@@ -21,6 +21,8 @@ import re
 import subprocess
 from collections import namedtuple
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe
+
 # The exact query the gpu_facts module runs; the field order is the parser's contract.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap", "driver_version", "uuid")
 NVIDIA_SMI_ARGS = (
@@ -307,7 +309,7 @@ def identify(name, compute_cap=None, memory_total_mib=None):
     not guessed at.
     """
     if not isinstance(name, str) or not name.strip():
-        raise UnknownGpuError(f"A GPU name is needed to find its class, got {name!r}. {_how_to_override()}")
+        raise UnknownGpuError(f"A GPU name is needed to find its class, got {describe(name)}. {_how_to_override()}")
     if memory_total_mib is None and VGPU_PROFILE.search(name):
         raise UnknownGpuError(
             f"GPU {name!r} is a vGPU profile (a slice of a GPU, its memory in GB before Q/C/B/A), and the class "
@@ -359,11 +361,14 @@ def classify(gpus):
     """
     if not isinstance(gpus, (list, tuple)) or not gpus:
         raise GpuError(
-            f"No GPU to classify (got {gpus!r}): nvidia-smi listed no GPU on this host. {_how_to_override()}"
+            f"No GPU to classify (got {describe(gpus)}): nvidia-smi listed no GPU on this host. {_how_to_override()}"
         )
     for gpu in gpus:
         if not isinstance(gpu, dict) or "name" not in gpu:
-            raise GpuError(f"Expected a list of GPU dicts with a 'name' key (the gpus fact of gpu_facts), got {gpu!r}.")
+            raise GpuError(
+                f"Expected a list of GPU dicts with a 'name' key (the gpus fact of gpu_facts), got an item that is "
+                f"{describe(gpu)}."
+            )
     names = []
     for gpu in gpus:
         if gpu["name"] not in names:
