@@ -430,3 +430,26 @@ def test_late_end_of_stream_after_all_tokens_is_not_a_slow_decode(scripted_serve
     r = probe(url, max_tokens=3, min_tokens_per_second=10)
     assert not r["failed"], r["msg"]
     assert r["tokens_per_second"] > 10 and r["total_s"] > 0.5
+
+
+def test_ttft_counts_from_the_request_written_not_from_the_client_set_up(scripted_server, h, monkeypatch):
+    # A loaded host stretches the client's own set-up (worker thread, requests, urllib3) before
+    # the request is written; TTFT is the server's time to the first token and must not hold it.
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _http
+
+    real_request = _http.HttpClient.request
+
+    def slow_set_up(self, method, path, **kw):
+        if method == "POST":
+            time.sleep(0.3)
+        return real_request(self, method, path, **kw)
+
+    monkeypatch.setattr(_http.HttpClient, "request", slow_set_up)
+    events = [(0.1, _c("Hi")), (0.01, _c(" there", "length")), "[DONE]"]
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    p = Probe(url, max_tokens=2)
+    r = p.run()
+    assert not r["failed"], r["msg"]
+    assert 0.09 <= r["ttft_s"] < 0.25, r["ttft_s"]  # not 0.4
+    assert p.request_setup_s >= 0.3
+    assert r["total_s"] >= 0.4  # the end-to-end time still holds everything
