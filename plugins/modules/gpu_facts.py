@@ -23,11 +23,11 @@ description:
   - By default also fails when the GPUs match no class or the host mixes GPU models. With
     O(fail_on_unknown_class=false) it returns C(gpu_class=null) and a warning instead, so that a class set in
     the inventory (C(sglang_gpu_class)) can be used for a GPU the table does not know.
-  - Lines of nvidia-smi's output that are not GPU rows (such as C(WARNING: infoROM is corrupted at gpu
+  - "Lines of nvidia-smi's output that are not GPU rows (such as C(WARNING: infoROM is corrupted at gpu
     0000:41:00.0), which nvidia-smi prints on standard output before the CSV) are skipped, each with a warning
-    and listed in RV(skipped_lines); the GPU rows around them are read.
+    and listed in RV(skipped_lines); the GPU rows around them are read."
   - A value nvidia-smi cannot read in a GPU row (C([N/A]) memory, a compute capability that is not a number)
-    is V(null) in the facts and blocks only the class, like an unknown GPU: with O(fail_on_unknown_class=false)
+    is V(null) in the facts and blocks only the class, like an unknown GPU. With O(fail_on_unknown_class=false)
     the module passes with a warning and the inventory's C(sglang_gpu_class) decides.
   - Never changes the host.
 author:
@@ -137,7 +137,7 @@ skipped_lines:
       is also a warning.
   type: list
   elements: str
-  returned: when nvidia-smi ran and succeeded
+  returned: when nvidia-smi ran and exited with 0
   sample: ["WARNING: infoROM is corrupted at gpu 0000:41:00.0"]
 nvidia_smi_path:
   description: The nvidia-smi that was run.

@@ -13,8 +13,8 @@ version_added: 0.1.0
 description:
   - Sends one small completion to an SGLang server (or another OpenAI-compatible server such as vLLM or
     llama.cpp), streamed by default, and judges it. Time to first token and decode rate are measured apart;
-    the output is checked for degeneracy (one token repeated, a short loop, empty output, replacement
-    characters).
+    the output is checked for degeneracy (a loop covering at least half of it, one token repeated, one
+    word dominating, empty output, replacement characters; docs/probe.md states the rule).
   - A C(/health) or C(/v1/models) check proves only that the HTTP server runs. This module exercises the
     model itself, which is what catches a speculative decoder that answers C(!!!!!!!!) at 0.057 tok/s.
   - The verdict is reached as soon as it is known. No first token by O(max_ttft) fails at that moment; once
