@@ -381,6 +381,19 @@ def classify(gpus):
             f"one model's GPUs (CUDA_VISIBLE_DEVICES in sglang_env) and set {OVERRIDE_VARIABLE} to that "
             f"model's class. Known classes: {known_classes_text()}."
         )
+    # A gpus fact whose memory or compute capability nvidia-smi could not read (null) is not a
+    # bare name: its class cannot be cross-checked, as gpu_facts says (classify_reading).
+    unread = [
+        f"GPU {gpu.get('index', i)} ({gpu['name']}) {field}"
+        for i, gpu in enumerate(gpus)
+        for field in ("memory_total_mib", "compute_cap")
+        if field in gpu and gpu[field] is None
+    ]
+    if unread:
+        raise UnknownGpuError(
+            f"nvidia-smi could not read what the GPU class needs: {', '.join(unread)} is null. Without it the "
+            f"class cannot be cross-checked. {_how_to_override()}"
+        )
     # All GPUs share the name; every one must also pass the cross-checks (a mix of ECC on and
     # off still passes, a different memory size does not).
     class_ids = {identify(gpu["name"], gpu.get("compute_cap"), gpu.get("memory_total_mib")) for gpu in gpus}
