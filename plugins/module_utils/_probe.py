@@ -42,6 +42,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
 )
 from ansible_collections.ddtree.sglang.plugins.module_utils._probe_options import DEFAULTS
 from ansible_collections.ddtree.sglang.plugins.module_utils._sse import CHUNKS, SSEParser, StreamState, interpret
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions", "generate": "/generate"}
 
@@ -141,7 +142,7 @@ class Probe:
             o["wait_ready"] = float(o["wait_ready"])
         except (TypeError, ValueError):
             raise ProbeError(
-                "wait_ready must be a number of seconds, e.g. 60; got {!r}".format(o["wait_ready"])
+                "wait_ready must be a number of seconds, e.g. 60; got {}".format(describe(o["wait_ready"]))
             ) from None
         if o["wait_ready"] < 0:
             raise ProbeError(
