@@ -45,15 +45,32 @@ def _show(unit, limit=20):
     return repr(shown)
 
 
+def _may_cover_half(compact, p):
+    """Whether a run of unit length p can cover half of ``compact``: a cheap necessary test.
+
+    A run of at least half the text contains one of its two middle characters, and a run of 4+
+    units around such a character holds one of three unit-long windows next to it that equals
+    its neighbour. Healthy text fails this for almost every p, so the full scan below runs
+    for few unit lengths (5 MiB of prose: ~0.1 s instead of 4 s)."""
+    n = len(compact)
+    for c in {max(n // 2 - 1, 0), n // 2}:
+        for start in (c - 2 * p, c - p, c):
+            if start >= 0 and start + 2 * p <= n and compact[start : start + p] == compact[start + p : start + 2 * p]:
+                return True
+    return False
+
+
 def _longest_loop(compact):
-    """(unit, repeats) of the run covering the most characters, or None; stops once a run
-    covers MIN_LOOP_SHARE (the verdict cannot change, and a 5 MiB loop need not be scanned 32
-    times)."""
+    """(unit, repeats) of the run covering the most characters among those that can cover
+    MIN_LOOP_SHARE of the text, or None; stops once a run does (the verdict cannot change, and
+    a 5 MiB loop need not be scanned 32 times)."""
     n = len(compact)
     best = None
     for p, pattern in enumerate(_LOOPS, start=1):
         if p * MIN_REPEATS > n:
             break
+        if not _may_cover_half(compact, p):
+            continue
         for m in pattern.finditer(compact):
             unit = m.group(1)
             repeats = (m.end() - m.start()) // p
