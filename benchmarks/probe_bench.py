@@ -7,6 +7,10 @@
 2. Measured decode rate against the simulator's true rate: 40 tok/s over 32 tokens, without
    speculation and with NEXTN-like bursts (accept length 2.4). Goal: within 5 %.
 3. The probe's own overhead against a bare HTTP request to a server that answers at once.
+4. TTFT against the simulator's 80 ms: the probe's ``ttft_s`` (counted from the moment the
+   request is written), what counting from before the client's set-up would add
+   (``request_setup_s``), and a raw-socket client's TTFT (the floor any client sees: the
+   simulator's own late wake-ups on a loaded host are in it). ``--ttft-only`` runs just this.
 
 Run from the repository root with the dev venv: ``.venv/bin/python benchmarks/probe_bench.py``
 (about a minute; ``--quick`` for fewer runs, ``--no-ansible`` to skip the CLI runs).
@@ -167,17 +171,69 @@ def bench_overhead(runs):
     return out
 
 
+def _raw_ttft(host, port, body):
+    """TTFT of a raw-socket streamed POST: from sendall() to the first chunk holding text."""
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST /v1/completions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, port), timeout=10) as sock:
+        t0 = time.monotonic()
+        sock.sendall(head + payload)
+        got = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            got += chunk
+            if b'"text": "' in got or b'"text":"' in got:
+                return time.monotonic() - t0
+
+
+def bench_ttft(runs, ttft_s=0.08):
+    with Sim("healthy", None, ttft_s=ttft_s, tok_s=40) as sim:
+        body = {"model": "/models/Qwen3.6-27B", "prompt": "Hello", "max_tokens": 8, "temperature": 0, "stream": True}
+        probe_ttft, setup, raw = [], [], []
+        for attempt in range(runs + 1):
+            probe = Probe(sim.base_url, model="/models/Qwen3.6-27B")
+            r = probe.run()
+            assert not r["failed"], r
+            rt = _raw_ttft("127.0.0.1", sim.port, body)
+            if attempt == 0:
+                continue  # warm-up
+            probe_ttft.append(r["ttft_s"] * 1000)
+            setup.append((probe.request_setup_s or 0) * 1000)
+            raw.append(rt * 1000)
+    out = {
+        "true_ms": ttft_s * 1000,
+        "probe_ttft_ms": stats(probe_ttft),
+        "request_setup_ms": stats(setup),
+        "old_t0_ttft_ms": stats([a + b for a, b in zip(probe_ttft, setup, strict=True)]),
+        "raw_socket_ttft_ms": stats(raw),
+    }
+    for key in ("probe_ttft_ms", "old_t0_ttft_ms", "raw_socket_ttft_ms"):
+        out[key]["median_error_pct"] = (out[key]["median"] - out["true_ms"]) / out["true_ms"] * 100
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer runs")
     ap.add_argument("--no-ansible", action="store_true", help="skip the ansible CLI runs")
     ap.add_argument("--json", action="store_true", help="print JSON instead of text")
+    ap.add_argument("--ttft-only", action="store_true", help="only the TTFT measurement")
     args = ap.parse_args()
     runs = 3 if args.quick else 10
+    if args.ttft_only:
+        res = {"ttft": bench_ttft(runs * 3), "load": os.getloadavg()}
+        print(json.dumps(res, indent=1))
+        return
     res = {
         "time_to_verdict_s": bench_time_to_verdict(2 if args.quick else 3, not args.no_ansible),
         "decode_rate_tok_s_true_40": bench_rate(runs),
         "overhead_ms": bench_overhead(runs * 3),
+        "ttft": bench_ttft(runs * 3),
         "host": {"cpus": os.cpu_count(), "load": os.getloadavg()[0], "python": sys.version.split()[0]},
     }
     if args.json:
@@ -195,6 +251,12 @@ def main():
             f"- {k}: median {s['median']:.2f} tok/s ({s['median_error_pct']:.1f} %), range {s['min']:.2f}-"
             f"{s['max']:.2f}, worst {s['worst_error_pct']:.1f} % (n={s['n']})"
         )
+    t = res["ttft"]
+    print(f"## TTFT against the simulator's {t['true_ms']:.0f} ms (median, error vs true)")
+    for key in ("probe_ttft_ms", "old_t0_ttft_ms", "raw_socket_ttft_ms", "request_setup_ms"):
+        s = t[key]
+        err = f" ({s['median_error_pct']:+.1f} %)" if "median_error_pct" in s else ""
+        print(f"- {key}: median {s['median']:.1f} ms{err} (min {s['min']:.1f}, max {s['max']:.1f}, n={s['n']})")
     print("## Overhead (server answers at once), milliseconds")
     for k, s in res["overhead_ms"].items():
         print(f"- {k}: median {s['median']:.1f} ms (min {s['min']:.1f}, max {s['max']:.1f}, n={s['n']})")

@@ -50,6 +50,7 @@ from collections.abc import Mapping  # noqa: E402
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gpu import GpuError, classify, identify  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
 def gpu_class(gpus):
@@ -62,8 +63,7 @@ def gpu_class(gpus):
             gpus = [gpus]
         if not isinstance(gpus, (list, tuple)):
             raise AnsibleFilterError(
-                f"gpu_class expects a GPU name or the gpus list of ddtree.sglang.gpu_facts, got "
-                f"{type(gpus).__name__} ({gpus!r})."
+                f"gpu_class expects a GPU name or the gpus list of ddtree.sglang.gpu_facts, got {describe(gpus)}."
             )
         return classify([dict(gpu) if isinstance(gpu, Mapping) else gpu for gpu in gpus])
     except GpuError as err:

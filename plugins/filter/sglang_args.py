@@ -87,6 +87,7 @@ import re  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, is_omit  # noqa: E402
 
 # SGLang's ServerArgs fields are snake_case identifiers; the flag is derived from them.
 _FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -127,7 +128,8 @@ def option_flag(key):
     """The launch_server flag of a ServerArgs field name; a clear error for anything else."""
     if not isinstance(key, str):
         raise AnsibleFilterError(
-            f"SGLang option names are ServerArgs field names (strings such as 'mem_fraction_static'), got {key!r}."
+            f"SGLang option names are ServerArgs field names (strings such as 'mem_fraction_static'), got "
+            f"{describe(key)}."
         )
     if not _FIELD_NAME.match(key):
         field = key.strip().lstrip("-").replace("-", "_").lower()
@@ -140,7 +142,7 @@ def option_flag(key):
     return "--" + key.replace("_", "-")
 
 
-def _scalar_text(key, value):
+def _scalar_text(key, value, in_list=False):
     if isinstance(value, bool):
         raise AnsibleFilterError(
             f"SGLang option {key!r}: a true/false inside a list has no command line form; "
@@ -150,13 +152,19 @@ def _scalar_text(key, value):
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise AnsibleFilterError(f"SGLang option {key!r} is {value!r}; expected a finite number.")
+            raise AnsibleFilterError(f"SGLang option {key!r} is {describe(value)}; expected a finite number.")
         return repr(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and not is_omit(value):
         return str(value)
+    if in_list:
+        # null is allowed as the whole value (it leaves the option out), not as an item
+        raise AnsibleFilterError(
+            f"SGLang option {key!r} has a list item that is {describe(value)}; the items of a list must be "
+            "strings or numbers."
+        )
     raise AnsibleFilterError(
-        f"SGLang option {key!r} has a value of type {type(value).__name__} ({value!r}); expected a string, "
-        "a number, true/false, null, a list of strings or numbers, or a dict (rendered as JSON)."
+        f"SGLang option {key!r} is {describe(value)}; expected a string, a number, true/false, null (which leaves "
+        "the option out), a list of strings or numbers, or a mapping (rendered as JSON)."
     )
 
 
@@ -171,14 +179,14 @@ def option_words(key, value):
         try:
             return [flag, json.dumps(dict(value), sort_keys=True, separators=(",", ":"))]
         except (TypeError, ValueError) as err:
-            raise AnsibleFilterError(f"SGLang option {key!r}: cannot render {value!r} as JSON: {err}") from None
+            raise AnsibleFilterError(f"SGLang option {key!r}: cannot render {describe(value)} as JSON: {err}") from None
     if isinstance(value, (list, tuple)):
         if not value:
             raise AnsibleFilterError(
                 f"SGLang option {key!r} is an empty list; SGLang's list options need at least one item. "
                 "Use null to leave the option out."
             )
-        return [flag] + [_scalar_text(key, item) for item in value]
+        return [flag] + [_scalar_text(key, item, in_list=True) for item in value]
     return [flag, _scalar_text(key, value)]
 
 
@@ -186,7 +194,7 @@ def validate_options(options, what="SGLang options"):
     """Check a dict of options (keys and values) without rendering; returns it unchanged."""
     if not isinstance(options, Mapping):
         raise AnsibleFilterError(
-            f"{what} must be a dict keyed by SGLang ServerArgs field names, got {type(options).__name__} ({options!r})."
+            f"{what} must be a dict keyed by SGLang ServerArgs field names, got {describe(options)}."
         )
     for key, value in options.items():
         option_words(key, value)
@@ -197,7 +205,7 @@ def sglang_args(options, style="unit"):
     """Render SGLang options as launch_server arguments (see DOCUMENTATION)."""
     validate_options(options)
     if style not in ("unit", "list", "argv"):
-        raise AnsibleFilterError(f"sglang_args: style must be 'unit', 'list' or 'argv', got {style!r}.")
+        raise AnsibleFilterError(f"sglang_args: style must be 'unit', 'list' or 'argv', got {describe(style)}.")
     rendered = []
     for key in sorted(options):
         words = option_words(key, options[key])

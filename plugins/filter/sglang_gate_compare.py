@@ -57,6 +57,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
 def sglang_gate_compare(candidate, baseline=None, min_gain=None, equivalence_tokens=0, names=None):
@@ -64,7 +65,7 @@ def sglang_gate_compare(candidate, baseline=None, min_gain=None, equivalence_tok
     for name, value in (("input", candidate), ("baseline", baseline)):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError(
-                f"sglang_gate_compare: {name} must be a sglang_gate_summary result, got {type(value).__name__}."
+                f"sglang_gate_compare: {name} must be a sglang_gate_summary result, got {describe(value)}."
             )
     return compare(
         candidate or {}, baseline or {}, min_gain, int(equivalence_tokens or 0), tuple(names or ("before", "new"))

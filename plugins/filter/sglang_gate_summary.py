@@ -48,14 +48,19 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import summarise  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
 def sglang_gate_summary(bench, greedy=None):
     """One side of the gate: per-level rates, spreads and greedy texts."""
     if bench is not None and not isinstance(bench, dict):
-        raise AnsibleFilterError("sglang_gate_summary: the input must be an llm_bench result (a mapping) or null.")
+        raise AnsibleFilterError(
+            f"sglang_gate_summary: the input must be an llm_bench result (a mapping) or null, got {describe(bench)}."
+        )
     if greedy is not None and not isinstance(greedy, (list, tuple)):
-        raise AnsibleFilterError("sglang_gate_summary: greedy must be an llm_probe loop's results (a list).")
+        raise AnsibleFilterError(
+            f"sglang_gate_summary: greedy must be an llm_probe loop's results (a list), got {describe(greedy)}."
+        )
     if bench is not None and bench.get("skipped") and "levels" not in bench:
         bench = None  # the sweep did not run (gain gate off)
     return summarise(bench, greedy or [])

@@ -47,6 +47,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._redact import redact, redact_lines  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
 def sglang_redact(text, secrets=None):
@@ -54,7 +55,7 @@ def sglang_redact(text, secrets=None):
     if secrets is None:
         secrets = []
     if isinstance(secrets, str) or not isinstance(secrets, (list, tuple)):
-        raise AnsibleFilterError(f"sglang_redact: secrets must be a list of strings, got {type(secrets).__name__}.")
+        raise AnsibleFilterError(f"sglang_redact: secrets must be a list of strings, got {describe(secrets)}.")
     secrets = [str(s) for s in secrets if s is not None and str(s) != ""]
     if text is None:
         return ""
@@ -62,7 +63,7 @@ def sglang_redact(text, secrets=None):
         return redact(text, secrets)
     if isinstance(text, (list, tuple)):
         return redact_lines([str(line) for line in text], secrets)
-    raise AnsibleFilterError(f"sglang_redact: expected text or a list of lines, got {type(text).__name__}.")
+    raise AnsibleFilterError(f"sglang_redact: expected text or a list of lines, got {describe(text)}.")
 
 
 class FilterModule:

@@ -69,6 +69,7 @@ from collections.abc import Mapping  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import systemd_quote  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_server_options import _pick, table_values  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -79,8 +80,8 @@ def _env_text(name, value):
     if isinstance(value, (int, float, str)):
         return str(value)
     raise AnsibleFilterError(
-        f"Environment variable {name!r} has a value of type {type(value).__name__} ({value!r}); "
-        "expected a string or a number."
+        f"Environment variable {name!r} is {describe(value)}; expected a string or a number "
+        "(true/false is written 1/0)."
     )
 
 
@@ -96,7 +97,7 @@ def sglang_server_env(gpu_class, gpu_classes=None, env=None, style="dict"):
     if env is None:
         env = {}
     if not isinstance(env, Mapping):
-        raise AnsibleFilterError(f"sglang_env must be a dict of variable name -> value, got {env!r}.")
+        raise AnsibleFilterError(f"sglang_env must be a dict of variable name -> value, got {describe(env)}.")
     merged = table_values(entry.get("env"), f"__sglang_gpu_classes.{gpu_class}.env")
     merged.update(env)
     result = {}
@@ -113,7 +114,7 @@ def sglang_server_env(gpu_class, gpu_classes=None, env=None, style="dict"):
     if style == "unit":
         # Environment= does no $-substitution, so only % (specifiers) and quoting matter.
         return [systemd_quote(f"{name}={result[name]}", expand_dollar=False) for name in sorted(result)]
-    raise AnsibleFilterError(f"sglang_server_env: style must be 'dict' or 'unit', got {style!r}.")
+    raise AnsibleFilterError(f"sglang_server_env: style must be 'dict' or 'unit', got {describe(style)}.")
 
 
 class FilterModule:

@@ -124,6 +124,7 @@ from collections.abc import Mapping  # noqa: E402
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import validate_options  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 DRAFT_MODEL_OPTION = "speculative_draft_model_path"
 
@@ -144,13 +145,13 @@ def table_values(entries, where):
     if entries is None:
         return {}
     if not isinstance(entries, Mapping):
-        raise AnsibleFilterError(f"{where} must be a dict of {{value, why}} entries, got {entries!r}.")
+        raise AnsibleFilterError(f"{where} must be a dict of {{value, why}} entries, got {describe(entries)}.")
     values = {}
     for key, entry in entries.items():
         if not isinstance(entry, Mapping) or "value" not in entry or not str(entry.get("why") or "").strip():
             raise AnsibleFilterError(
                 f"{where}.{key} must be {{value: ..., why: '...'}}: every value in the tables carries its reason, "
-                f"got {entry!r}."
+                f"got {describe(entry)}."
             )
         values[key] = entry["value"]
     return values
@@ -158,13 +159,14 @@ def table_values(entries, where):
 
 def _pick(table, name, what, table_name, fix):
     if not isinstance(table, Mapping):
-        raise AnsibleFilterError(f"The {what} table ({table_name}) must be a dict, got {type(table).__name__}.")
+        raise AnsibleFilterError(f"The {what} table ({table_name}) must be a dict, got {describe(table)}.")
     if not isinstance(name, str) or name not in table:
         known = ", ".join(sorted(table)) or "none"
-        raise AnsibleFilterError(f"Unknown {what} {name!r}. Known: {known}. {fix}")
+        shown = repr(str(name)) if isinstance(name, str) else describe(name)
+        raise AnsibleFilterError(f"Unknown {what} {shown}. Known: {known}. {fix}")
     entry = table[name]
     if not isinstance(entry, Mapping):
-        raise AnsibleFilterError(f"{table_name}.{name} must be a dict, got {entry!r}.")
+        raise AnsibleFilterError(f"{table_name}.{name} must be a dict, got {describe(entry)}.")
     return entry
 
 
@@ -202,7 +204,8 @@ def sglang_server_options(
         variants = []
     if isinstance(variants, str) or not isinstance(variants, (list, tuple)):
         raise AnsibleFilterError(
-            f"sglang_profile_variants must be a list of variant names (e.g. [small, nograph]), got {variants!r}."
+            "sglang_profile_variants must be a list of variant names (e.g. [small, nograph]), got "
+            f"{describe(variants)}."
         )
     variant_entries = [
         _pick(
@@ -297,7 +300,7 @@ def release_names(option_names, release_version):
     if not option_names or release_version in (None, ""):
         return {}
     if not isinstance(option_names, Mapping):
-        raise AnsibleFilterError(f"The option names table must be a dict, got {type(option_names).__name__}.")
+        raise AnsibleFilterError(f"The option names table must be a dict, got {describe(option_names)}.")
     renames = {}
     for key, entries in option_names.items():
         where = f"__sglang_option_names.{key}"
@@ -312,7 +315,8 @@ def release_names(option_names, release_version):
                 or not str(entry.get("why") or "").strip()
             ):
                 raise AnsibleFilterError(
-                    f"{where} entries must be {{value: <field name>, releases: '<range>', why: '...'}}, got {entry!r}."
+                    f"{where} entries must be {{value: <field name>, releases: '<range>', why: '...'}}, got "
+                    f"{describe(entry)}."
                 )
             if in_releases(release_version, entry["releases"]):
                 matching.append(entry["value"])
@@ -344,7 +348,8 @@ def _check_speculative(options):
     budget = options.get("speculative_ddtree_budget")
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise AnsibleFilterError(
-            f"speculative_ddtree_budget must be a positive integer (tree nodes beyond the root), got {budget!r}."
+            "speculative_ddtree_budget must be a positive integer (tree nodes beyond the root), got "
+            f"{describe(budget)}."
         )
 
 

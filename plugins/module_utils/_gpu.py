@@ -21,6 +21,8 @@ import re
 import subprocess
 from collections import namedtuple
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe
+
 # The exact query the gpu_facts module runs; the field order is the parser's contract.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap", "driver_version", "uuid")
 NVIDIA_SMI_ARGS = (
@@ -208,56 +210,95 @@ def _how_to_override():
     )
 
 
-def _parse_int(value, field, line):
+# What read_nvidia_smi found: GPU rows, other lines, and values a GPU row could not give.
+NvidiaSmiReading = namedtuple("NvidiaSmiReading", ["gpus", "skipped", "unreported"])
+
+
+def _int_or_none(value):
+    # nvidia-smi prints "[N/A]", "[Not Supported]" or "[Unknown Error]" for a value it cannot read
     try:
         return int(value)
     except ValueError:
-        raise NvidiaSmiParseError(
-            f"nvidia-smi reported {field}={value!r}, not an integer, in line {line!r}. "
-            f"Expected the output of 'nvidia-smi {' '.join(NVIDIA_SMI_ARGS)}'."
-        ) from None
+        return None
 
 
-def parse_nvidia_smi(output):
-    """Parse the CSV of ``nvidia-smi`` run with ``NVIDIA_SMI_ARGS`` into typed dicts.
+def read_nvidia_smi(output):
+    """Read the CSV of ``nvidia-smi`` run with ``NVIDIA_SMI_ARGS``; never raises.
 
-    Returns a list (in the order nvidia-smi printed, which is its index order) of
-    ``{index: int, name: str, memory_total_mib: int, compute_cap: str, driver_version: str,
-    uuid: str}``. Blank lines are ignored. A line that is not six fields, or whose numbers are
-    not numbers (``[N/A]``, ``[Not Supported]``), raises NvidiaSmiParseError quoting the line.
+    Returns ``NvidiaSmiReading(gpus, skipped, unreported)``:
+
+    - ``gpus``: one dict per GPU row, in nvidia-smi's (index) order, ``{index: int, name: str,
+      memory_total_mib: int or None, compute_cap: str or None, driver_version: str, uuid: str}``.
+      A GPU row is a line of at least six comma-separated fields whose first is an integer index.
+    - ``skipped``: every other non-blank line, verbatim. nvidia-smi prints warnings on stdout
+      before the CSV ("WARNING: infoROM is corrupted at gpu 0000:41:00.0"); they must not hide
+      the GPUs after them. The caller shows each one as a warning.
+    - ``unreported``: one note per value a GPU row has but nvidia-smi could not read (memory
+      ``[N/A]``, a compute_cap that is not MAJOR.MINOR); such a value is None in ``gpus``, and
+      ``classify_reading`` will not name a class without it.
     """
-    gpus = []
+    gpus, skipped, unreported = [], [], []
     for raw_line in output.splitlines():
         line = raw_line.strip()
         if not line:
             continue
         fields = [f.strip() for f in line.split(",")]
-        if len(fields) < len(QUERY_FIELDS):
-            raise NvidiaSmiParseError(
-                f"Cannot parse nvidia-smi output line {line!r}: expected {len(QUERY_FIELDS)} comma-separated "
-                f"fields ({', '.join(QUERY_FIELDS)}). Is this the output of 'nvidia-smi {' '.join(NVIDIA_SMI_ARGS)}'?"
-            )
+        index = _int_or_none(fields[0])
+        if len(fields) < len(QUERY_FIELDS) or index is None:
+            skipped.append(line)
+            continue
         # index comes first and the last four fields never contain commas; a name with a comma
         # in it (none known, but names are free text) keeps its commas.
-        index, rest = fields[0], fields[1:]
+        rest = fields[1:]
         name = ", ".join(rest[: len(rest) - 4])
         memory, compute_cap, driver_version, uuid = rest[len(rest) - 4 :]
+        memory_mib = _int_or_none(memory)
+        if memory_mib is None:
+            unreported.append(f"GPU {index} ({name}) memory.total={memory!r}, not a number")
         if not re.match(r"^\d+\.\d+$", compute_cap):
-            raise NvidiaSmiParseError(
-                f"nvidia-smi reported compute_cap={compute_cap!r} for GPU {name!r} in line {line!r}; expected "
-                "MAJOR.MINOR such as 8.6. The compute_cap query field needs NVIDIA driver 510 or newer."
+            unreported.append(
+                f"GPU {index} ({name}) compute_cap={compute_cap!r}, not MAJOR.MINOR such as 8.6 "
+                "(the compute_cap query field needs NVIDIA driver 510 or newer)"
             )
+            compute_cap = None
         gpus.append(
             {
-                "index": _parse_int(index, "index", line),
+                "index": index,
                 "name": name,
-                "memory_total_mib": _parse_int(memory, "memory.total", line),
+                "memory_total_mib": memory_mib,
                 "compute_cap": compute_cap,
                 "driver_version": driver_version,
                 "uuid": uuid,
             }
         )
-    return gpus
+    return NvidiaSmiReading(gpus, skipped, unreported)
+
+
+def classify_reading(reading):
+    """The class id of a host from ``read_nvidia_smi``'s reading, or GpuError naming the fix.
+
+    A value nvidia-smi could not read blocks naming the class (the cross-checks need it), and
+    so does output without a single GPU row; neither blocks the facts themselves, so the
+    gpu_facts module can report them and let an inventory's sglang_gpu_class decide.
+    """
+    if reading.unreported:
+        raise UnknownGpuError(
+            f"nvidia-smi could not read what the GPU class needs: {'; '.join(reading.unreported)}. "
+            f"Without it the class cannot be cross-checked. {_how_to_override()}"
+        )
+    if not reading.gpus and reading.skipped:
+        shown = "; ".join(repr(line) for line in reading.skipped[:3])
+        raise NvidiaSmiParseError(
+            f"nvidia-smi printed no GPU row, only {len(reading.skipped)} other line(s): {shown}. "
+            f"Expected the output of 'nvidia-smi {' '.join(NVIDIA_SMI_ARGS)}'. {_how_to_override()}"
+        )
+    return classify(reading.gpus)
+
+
+# A vGPU profile name: the GPU's name, a dash, the frame buffer in GB and the profile series
+# (Q: virtual workstation, C: compute, B: virtual PC, A: virtual apps), e.g. "NVIDIA A40-8Q".
+# The slice has a fraction of the board's memory, so the name cannot say the class.
+VGPU_PROFILE = re.compile(r"-\d+[QCBA]\b", re.IGNORECASE)
 
 
 def identify(name, compute_cap=None, memory_total_mib=None):
@@ -268,7 +309,14 @@ def identify(name, compute_cap=None, memory_total_mib=None):
     not guessed at.
     """
     if not isinstance(name, str) or not name.strip():
-        raise UnknownGpuError(f"A GPU name is needed to find its class, got {name!r}. {_how_to_override()}")
+        raise UnknownGpuError(f"A GPU name is needed to find its class, got {describe(name)}. {_how_to_override()}")
+    if memory_total_mib is None and VGPU_PROFILE.search(name):
+        raise UnknownGpuError(
+            f"GPU {name!r} is a vGPU profile (a slice of a GPU, its memory in GB before Q/C/B/A), and the class "
+            "depends on the memory the slice has, not on the board's name. Give the gpu_class filter the gpus "
+            "fact of ddtree.sglang.gpu_facts (it has memory_total_mib) instead of a bare name, or set "
+            f"{OVERRIDE_VARIABLE} in the inventory. Known classes: {known_classes_text()}."
+        )
     for rule in GPU_RULES:
         if not re.search(rule.pattern, name, re.IGNORECASE):
             continue
@@ -306,18 +354,21 @@ def identify(name, compute_cap=None, memory_total_mib=None):
 
 
 def classify(gpus):
-    """Return the one class id of a host's GPUs (dicts as ``parse_nvidia_smi`` returns).
+    """Return the one class id of a host's GPUs (dicts as ``read_nvidia_smi`` returns).
 
     Raises GpuError when the list is empty, MixedGpuError when the host has more than one GPU
     model, UnknownGpuError when the model is not in the table.
     """
     if not isinstance(gpus, (list, tuple)) or not gpus:
         raise GpuError(
-            f"No GPU to classify (got {gpus!r}): nvidia-smi listed no GPU on this host. {_how_to_override()}"
+            f"No GPU to classify (got {describe(gpus)}): nvidia-smi listed no GPU on this host. {_how_to_override()}"
         )
     for gpu in gpus:
         if not isinstance(gpu, dict) or "name" not in gpu:
-            raise GpuError(f"Expected a list of GPU dicts with a 'name' key (the gpus fact of gpu_facts), got {gpu!r}.")
+            raise GpuError(
+                f"Expected a list of GPU dicts with a 'name' key (the gpus fact of gpu_facts), got an item that is "
+                f"{describe(gpu)}."
+            )
     names = []
     for gpu in gpus:
         if gpu["name"] not in names:
@@ -329,6 +380,19 @@ def classify(gpus):
             "lockstep and one setting table per host, so it needs one GPU model. Limit the server to "
             f"one model's GPUs (CUDA_VISIBLE_DEVICES in sglang_env) and set {OVERRIDE_VARIABLE} to that "
             f"model's class. Known classes: {known_classes_text()}."
+        )
+    # A gpus fact whose memory or compute capability nvidia-smi could not read (null) is not a
+    # bare name: its class cannot be cross-checked, as gpu_facts says (classify_reading).
+    unread = [
+        f"GPU {gpu.get('index', i)} ({gpu['name']}) {field}"
+        for i, gpu in enumerate(gpus)
+        for field in ("memory_total_mib", "compute_cap")
+        if field in gpu and gpu[field] is None
+    ]
+    if unread:
+        raise UnknownGpuError(
+            f"nvidia-smi could not read what the GPU class needs: {', '.join(unread)} is null. Without it the "
+            f"class cannot be cross-checked. {_how_to_override()}"
         )
     # All GPUs share the name; every one must also pass the cross-checks (a mix of ECC on and
     # off still passes, a different memory size does not).

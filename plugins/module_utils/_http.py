@@ -207,6 +207,7 @@ class Watchdog:
         self.start = time.monotonic()
         self.fired = False
         self.phase = "connecting"
+        self.sent_at = None  # time.monotonic() when the request was written (set by the connection)
         self._socks = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(max(0.0, seconds), self.fire)
@@ -265,6 +266,11 @@ def _tracked_connection(base):
             return sock
 
         def getresponse(self, *args, **kwargs):
+            watchdog = getattr(_current, "watchdog", None)
+            if watchdog is not None:
+                # urllib3 calls this once the request is written: the moment the server has it all,
+                # after the client's own set-up (connection, headers, body), which timings exclude.
+                watchdog.sent_at = time.monotonic()
             _track(self.sock, "waiting for the status line and headers")
             resp = super(Tracked, self).getresponse(*args, **kwargs)
             watchdog = getattr(_current, "watchdog", None)

@@ -239,13 +239,39 @@ _FRAME = re.compile(r'File "[^"]*", line \d+, in ')
 _EXCEPTION_LINE = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt): ")
 
 
-def _reported_line(lines, index):
+# journalctl --output short-iso (what sglang_wait reads): "2026-12-02T12:00:03+0000 host ident[pid]: ".
+_JOURNAL_PREFIX = re.compile(r"^\d{4}-\d\d-\d\dT\S+ \S+ [^\s:]+: ")
+
+
+def _indent(line):
+    """Indentation of the message, after any journal prefix."""
+    message = _JOURNAL_PREFIX.sub("", line, count=1)
+    return len(message) - len(message.lstrip(" "))
+
+
+def _source_lines(lines):
+    """Indexes of the source lines a traceback quotes under its frames.
+
+    Python prints the source line indented deeper than its ``File ..., line N`` frame (4 spaces
+    under 2), and prints none when it cannot read the file (a deleted or zipped module, a
+    different path in a container). Then the next line may be the exception itself
+    (``RuntimeError: Not enough memory. ...``), which is not indented: following a frame does
+    not make a line source, being indented under it does.
+    """
+    return {
+        i
+        for i in range(1, len(lines))
+        if _FRAME.search(lines[i - 1]) and not _FRAME.search(lines[i]) and _indent(lines[i]) > _indent(lines[i - 1])
+    }
+
+
+def _reported_line(lines, index, source_lines):
     """The line to quote for a match: a traceback frame stands for the exception that ends it."""
     if not _FRAME.search(lines[index]):
         return lines[index]
-    for line in lines[index + 1 :]:
-        if _EXCEPTION_LINE.search(line) and not _FRAME.search(line):
-            return line
+    for i in range(index + 1, len(lines)):
+        if i not in source_lines and _EXCEPTION_LINE.search(lines[i]) and not _FRAME.search(lines[i]):
+            return lines[i]
     return lines[index]
 
 
@@ -265,7 +291,7 @@ def match_cause(lines, tail=20):
     journal_tail = lines[-tail:] if tail else []
     # A traceback quotes the source line under each frame (`raise ValueError(f"Unknown ...")`):
     # that is code, not a message, and must not match.
-    source_lines = {i for i in range(1, len(lines)) if _FRAME.search(lines[i - 1]) and not _FRAME.search(lines[i])}
+    source_lines = _source_lines(lines)
     for cause, patterns in _COMPILED:
         for index, line in enumerate(lines):
             if index not in source_lines and any(p.search(line) for p in patterns):
@@ -273,7 +299,7 @@ def match_cause(lines, tail=20):
                     "id": cause.id,
                     "cause": cause.cause,
                     "fix": cause.fix,
-                    "line": _reported_line(lines, index),
+                    "line": _reported_line(lines, index, source_lines),
                     "journal_tail": journal_tail,
                 }
     last = next((line for line in reversed(lines) if line.strip()), None)

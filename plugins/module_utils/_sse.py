@@ -13,7 +13,8 @@ Three layers, each usable alone:
   ``StreamEvent``: text, reasoning text, finish reason, usage, an error, or ``[DONE]``.
 - ``StreamState`` adds events up with their arrival times: text, time of the first token,
   of the last, and the completion token count from the best source the server gave
-  (``usage``, then ``/generate``'s ``meta_info``, else one token per non-empty chunk).
+  (``usage``, then ``/generate``'s ``meta_info``, else one token per non-empty chunk: a lower
+  bound, since a speculative server may put several tokens in a chunk; ``CHUNKS`` names it so).
 
 Real servers differ: SGLang sends a finish chunk and, with ``stream_options.include_usage``,
 a usage chunk with ``choices: []``; vLLM sends a first chunk holding only the role; llama.cpp
@@ -188,6 +189,11 @@ def interpret(api, data):
     )
 
 
+# token_source when the server sent no count: one token per non-empty chunk. Each chunk holds at
+# least one token, so the count (and a rate from it) can only be too low, never too high.
+CHUNKS = "chunks (lower bound)"
+
+
 class StreamState:
     """What a stream said so far, with times (monotonic seconds) of the first and last token."""
 
@@ -256,7 +262,20 @@ class StreamState:
             return "usage"
         if self.meta_tokens is not None:
             return "meta_info"
-        return "chunks"
+        return CHUNKS
+
+    @property
+    def first_tokens(self):
+        """Tokens in the first chunk, which the decode rate leaves out (they came with the TTFT).
+
+        /generate says it (meta_info is cumulative). With a usage count but no per-chunk count,
+        the chunks' average: a speculative server puts several tokens in each chunk, the first
+        included, and counting it as one would inflate the decode rate. Else 1."""
+        if self.first_chunk_tokens and self.first_chunk_tokens > 1:
+            return self.first_chunk_tokens
+        if self.token_source == "usage" and self.content_chunks:
+            return max(1.0, self.completion_tokens / float(self.content_chunks))
+        return 1
 
     @property
     def completion_tokens(self):

@@ -23,6 +23,12 @@ description:
   - By default also fails when the GPUs match no class or the host mixes GPU models. With
     O(fail_on_unknown_class=false) it returns C(gpu_class=null) and a warning instead, so that a class set in
     the inventory (C(sglang_gpu_class)) can be used for a GPU the table does not know.
+  - "Lines of nvidia-smi's output that are not GPU rows (such as C(WARNING: infoROM is corrupted at gpu
+    0000:41:00.0), which nvidia-smi prints on standard output before the CSV) are skipped, each with a warning
+    and listed in RV(skipped_lines); the GPU rows around them are read."
+  - A value nvidia-smi cannot read in a GPU row (C([N/A]) memory, a compute capability that is not a number)
+    is V(null) in the facts and blocks only the class, like an unknown GPU. With O(fail_on_unknown_class=false)
+    the module passes with a warning and the inventory's C(sglang_gpu_class) decides.
   - Never changes the host.
 author:
   - ddtree.sglang developers (@ddtree)
@@ -49,7 +55,8 @@ options:
   fail_on_unknown_class:
     description:
       - Fail when no GPU class matches the GPUs (an unknown model, a model whose compute capability or memory
-        contradicts its name, no GPU at all) or when the host has more than one GPU model.
+        contradicts its name, a memory or compute capability nvidia-smi could not read, no GPU at all) or when
+        the host has more than one GPU model.
       - When V(false), return C(gpu_class=null) with a warning that says why; the GPU list is returned either way.
         Use this when the inventory sets C(sglang_gpu_class).
     type: bool
@@ -92,7 +99,10 @@ ansible_facts:
   type: complex
   contains:
     gpus:
-      description: One entry per GPU, in nvidia-smi's index order.
+      description:
+        - One entry per GPU, in nvidia-smi's index order.
+        - C(memory_total_mib) (an integer) and C(compute_cap) (a string) are V(null) when nvidia-smi could not
+          read them (C([N/A])).
       type: list
       elements: dict
       returned: success
@@ -121,6 +131,14 @@ ansible_facts:
       type: str
       returned: success
       sample: ampere_48g
+skipped_lines:
+  description:
+    - Lines of nvidia-smi's standard output that are not GPU rows (warnings, headers), verbatim, in order. Each
+      is also a warning.
+  type: list
+  elements: str
+  returned: when nvidia-smi ran and exited with 0
+  sample: ["WARNING: infoROM is corrupted at gpu 0000:41:00.0"]
 nvidia_smi_path:
   description: The nvidia-smi that was run.
   type: str
@@ -147,10 +165,9 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gpu import (  # noqa: E402
     NVIDIA_SMI_TIMEOUT,
     GpuError,
-    NvidiaSmiParseError,
     NvidiaSmiTimeout,
-    classify,
-    parse_nvidia_smi,
+    classify_reading,
+    read_nvidia_smi,
     run_nvidia_smi,
 )
 
@@ -228,13 +245,13 @@ class GpuFacts:
             hints = [hint for matches, hint in FAILURE_HINTS if matches(rc, said)]
             result["msg"] = f"nvidia-smi failed (exit code {rc}): {said}" + (f" {hints[0]}" if hints else "")
             self.module.fail_json(**result)
+        reading = read_nvidia_smi(out)
+        gpus = reading.gpus
+        result["skipped_lines"] = reading.skipped
+        for line in reading.skipped:
+            self.module.warn(f"Skipped a line of nvidia-smi's output that is not a GPU row: {line!r}")
         try:
-            gpus = parse_nvidia_smi(out)
-        except NvidiaSmiParseError as exc:
-            result["msg"] = str(exc)
-            self.module.fail_json(**result)
-        try:
-            gpu_class = classify(gpus)
+            gpu_class = classify_reading(reading)
         except GpuError as exc:
             if self.params["fail_on_unknown_class"]:
                 result["msg"] = str(exc)

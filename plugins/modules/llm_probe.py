@@ -13,8 +13,8 @@ version_added: 0.1.0
 description:
   - Sends one small completion to an SGLang server (or another OpenAI-compatible server such as vLLM or
     llama.cpp), streamed by default, and judges it. Time to first token and decode rate are measured apart;
-    the output is checked for degeneracy (one token repeated, a short loop, empty output, replacement
-    characters).
+    the output is checked for degeneracy (a loop covering at least half of it, one token repeated, one
+    word dominating, empty output, replacement characters; docs/probe.md states the rule).
   - A C(/health) or C(/v1/models) check proves only that the HTTP server runs. This module exercises the
     model itself, which is what catches a speculative decoder that answers C(!!!!!!!!) at 0.057 tok/s.
   - The verdict is reached as soon as it is known. No first token by O(max_ttft) fails at that moment; once
@@ -178,7 +178,7 @@ options:
 notes:
   - The token count comes from the server's C(usage) (the probe asks for it with
     C(stream_options.include_usage)), from C(/generate)'s C(meta_info), or else one token per non-empty
-    stream chunk (RV(token_count_source) says which).
+    stream chunk, a lower bound that can pass a threshold but never fail one (RV(token_count_source) says which).
   - Server facts (RV(server), RV(spec)) come from SGLang's C(/server_info) or C(/get_server_info) when it
     answers within 2 s (on the wall clock, and within O(timeout)); they are left empty for other servers.
   - A 200 answer that is not what was asked for (an HTML page of a proxy or login portal instead of an event
@@ -296,7 +296,12 @@ prompt_tokens:
   type: int
   sample: 1
 token_count_source:
-  description: Where RV(completion_tokens) comes from, V(usage), V(meta_info) or V(chunks) (one per non-empty chunk).
+  description:
+    - Where RV(completion_tokens) comes from, V(usage) (the server's count), V(meta_info) (C(/generate)'s count)
+      or V(chunks (lower bound)) (the server sent no count; one token per non-empty chunk).
+    - A chunk count is a lower bound, since a speculative server may send several tokens a chunk. A rate or
+      count from it passes O(min_tokens_per_second) and O(min_completion_tokens) when it meets them, and
+      below them gives a warning, never a failure.
   returned: always
   type: str
   sample: usage

@@ -95,3 +95,26 @@ def test_the_same_gpu_with_its_memory_known_is_classified():
 def test_bad_input_is_a_filter_error(value):
     with pytest.raises(AnsibleFilterError):
         gpu_class(value)
+
+
+@pytest.mark.parametrize("name", ["NVIDIA A40-8Q", "NVIDIA A40-48C", "NVIDIA RTX A6000-12B", "NVIDIA A40-4A"])
+def test_a_vgpu_profile_name_is_refused_without_memory(name):
+    """'NVIDIA A40-8Q' is an 8 GB slice of an A40: by name alone it looked like ampere_48g."""
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class(name)
+    assert f"GPU {name!r} is a vGPU profile" in str(err.value) and "memory_total_mib" in str(err.value)
+
+
+def test_a_vgpu_profile_is_judged_by_its_memory():
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class([_gpu_dict("NVIDIA A40-8Q", "8.6", 8192)])
+    assert "memory 8192 MiB, expected 45000-49500 MiB" in str(err.value)
+    assert gpu_class([_gpu_dict("NVIDIA A40-48Q", "8.6", 49152)]) == "ampere_48g"
+
+
+def test_a_gpus_fact_with_unread_memory_is_refused_like_gpu_facts_does():
+    # gpu_facts reports [N/A] memory as null; the filter must not name the class by name alone then
+    with pytest.raises(AnsibleFilterError) as err:
+        gpu_class([_gpu_dict("NVIDIA H200", "9.0", None)])
+    assert "GPU 0 (NVIDIA H200) memory_total_mib is null" in str(err.value)
+    assert "sglang_gpu_class" in str(err.value)

@@ -44,7 +44,7 @@ def test_unit_style_is_sorted_and_quoted():
     [
         ({"env": {"1BAD": "x"}}, "'1BAD' is not valid"),
         ({"env": {"BAD-NAME": "x"}}, "'BAD-NAME' is not valid"),
-        ({"env": {"X": ["a"]}}, "type list"),
+        ({"env": {"X": ["a"]}}, 'is a list (["a"]); expected a string or a number'),
         ({"env": ["X=1"]}, "sglang_env must be a dict"),
         ({"style": "shell"}, "'dict' or 'unit'"),
     ],

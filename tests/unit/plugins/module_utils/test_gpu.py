@@ -48,6 +48,10 @@ SAMPLES = {
 CASES = [(class_id, text) for class_id, texts in SAMPLES.items() for text in texts]
 
 
+def parse(text):
+    return _gpu.read_nvidia_smi(text).gpus
+
+
 def test_query_is_the_documented_one():
     assert _gpu.NVIDIA_SMI_ARGS == (
         "--query-gpu=index,name,memory.total,compute_cap,driver_version,uuid",
@@ -56,7 +60,7 @@ def test_query_is_the_documented_one():
 
 
 def test_parse_types_every_field():
-    gpus = _gpu.parse_nvidia_smi(SAMPLES["ampere_48g"][0])
+    gpus = parse(SAMPLES["ampere_48g"][0])
     assert gpus == [
         {
             "index": 0,
@@ -79,35 +83,80 @@ def test_parse_types_every_field():
 
 def test_parse_ignores_blank_lines_and_keeps_commas_in_names():
     text = "\n0, Some, Odd GPU, 1024, 8.0, 1.0, GPU-x\n\n"
-    assert _gpu.parse_nvidia_smi(text)[0]["name"] == "Some, Odd GPU"
-    assert _gpu.parse_nvidia_smi("") == []
+    assert parse(text)[0]["name"] == "Some, Odd GPU"
+    assert _gpu.read_nvidia_smi("") == ([], [], [])
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    "line",
     [
-        ("0, NVIDIA RTX A6000, 49140", "expected 6 comma-separated fields"),
-        ("0, NVIDIA RTX A6000, [N/A], 8.6, 550.1, GPU-x", "memory.total='[N/A]', not an integer"),
-        ("x, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-x", "index='x', not an integer"),
-        ("0, NVIDIA RTX A6000, 49140, [N/A], 550.1, GPU-x", "driver 510 or newer"),
+        "0, NVIDIA RTX A6000, 49140",
+        "x, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-x",
+        "WARNING: infoROM is corrupted at gpu 0000:41:00.0",
         # what an old nvidia-smi prints when it does not know a query field
-        ('Field "compute_cap" is not a valid field to query.', "expected 6 comma-separated fields"),
+        'Field "compute_cap" is not a valid field to query.',
     ],
 )
-def test_parse_rejects_malformed_output_quoting_the_line(text, expected):
+def test_lines_that_are_not_gpu_rows_are_skipped_and_kept(line):
+    reading = _gpu.read_nvidia_smi(line + "\n" + SAMPLES["ampere_48g"][0])
+    assert reading.skipped == [line] and reading.unreported == []
+    assert [g["index"] for g in reading.gpus] == [0, 1]
+    assert _gpu.classify_reading(reading) == "ampere_48g"
+
+
+def test_only_lines_that_are_not_gpu_rows_name_no_class():
+    reading = _gpu.read_nvidia_smi("index, name\n0, NVIDIA RTX A6000\n")
+    assert reading.gpus == [] and reading.skipped == ["index, name", "0, NVIDIA RTX A6000"]
     with pytest.raises(_gpu.NvidiaSmiParseError) as err:
-        _gpu.parse_nvidia_smi(text)
+        _gpu.classify_reading(reading)
+    assert "printed no GPU row, only 2 other line(s): 'index, name'" in str(err.value)
+    assert "sglang_gpu_class" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "expected"),
+    [
+        ("0, NVIDIA RTX A6000, [N/A], 8.6, 550.1, GPU-x", "memory_total_mib", "memory.total='[N/A]', not a number"),
+        ("0, NVIDIA RTX A6000, 49140, [N/A], 550.1, GPU-x", "compute_cap", "driver 510 or newer"),
+    ],
+)
+def test_a_value_nvidia_smi_cannot_read_is_null_and_blocks_only_the_class(line, field, expected):
+    reading = _gpu.read_nvidia_smi(line)
+    assert reading.gpus[0][field] is None and reading.gpus[0]["name"] == "NVIDIA RTX A6000"
+    with pytest.raises(_gpu.UnknownGpuError) as err:
+        _gpu.classify_reading(reading)
+    assert expected in str(err.value) and "sglang_gpu_class" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "memory_mib", "expected"),
+    [
+        ("NVIDIA A40-8Q", None, "vGPU profile"),
+        ("NVIDIA A40-48C", None, "vGPU profile"),
+        ("GRID A100-4B", None, "vGPU profile"),
+        ("NVIDIA H100-80A", None, "vGPU profile"),
+        # with memory, judged by it: an 8 GB slice is not ampere_48g
+        ("NVIDIA A40-8Q", 8192, "memory 8192 MiB, expected 45000-49500 MiB"),
+    ],
+)
+def test_vgpu_profiles_are_refused_by_name_and_judged_by_memory(name, memory_mib, expected):
+    with pytest.raises(_gpu.UnknownGpuError) as err:
+        _gpu.identify(name, "8.6" if memory_mib else None, memory_mib)
     assert expected in str(err.value)
+
+
+def test_a_full_size_vgpu_profile_with_its_memory_is_its_class():
+    assert _gpu.identify("NVIDIA A40-48Q", "8.6", 49152) == "ampere_48g"
 
 
 @pytest.mark.parametrize(("class_id", "text"), CASES)
 def test_real_outputs_classify_to_their_class(class_id, text):
-    assert _gpu.classify(_gpu.parse_nvidia_smi(text)) == class_id
+    assert _gpu.classify(parse(text)) == class_id
 
 
 @pytest.mark.parametrize(("class_id", "text"), CASES)
 def test_name_alone_identifies_the_class(class_id, text):
-    assert _gpu.identify(_gpu.parse_nvidia_smi(text)[0]["name"]) == class_id
+    assert _gpu.identify(parse(text)[0]["name"]) == class_id
 
 
 @pytest.mark.parametrize(
@@ -122,9 +171,9 @@ def test_name_alone_identifies_the_class(class_id, text):
 )
 def test_unknown_gpu_names_it_lists_classes_and_the_override(line):
     with pytest.raises(_gpu.UnknownGpuError) as err:
-        _gpu.classify(_gpu.parse_nvidia_smi(line))
+        _gpu.classify(parse(line))
     message = str(err.value)
-    assert _gpu.parse_nvidia_smi(line)[0]["name"] in message
+    assert parse(line)[0]["name"] in message
     for class_id in _gpu.CLASS_IDS:
         assert class_id in message
     assert "sglang_gpu_class" in message
@@ -143,13 +192,13 @@ def test_unknown_gpu_names_it_lists_classes_and_the_override(line):
 )
 def test_cross_checks_refuse_a_name_that_contradicts_the_hardware(line, problem):
     with pytest.raises(_gpu.UnknownGpuError) as err:
-        _gpu.classify(_gpu.parse_nvidia_smi(line))
+        _gpu.classify(parse(line))
     assert problem in str(err.value)
     assert "sglang_gpu_class" in str(err.value)
 
 
 def test_mixed_models_are_an_error_naming_each_gpu():
-    gpus = _gpu.parse_nvidia_smi(SAMPLES["ampere_48g"][0] + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y\n")
+    gpus = parse(SAMPLES["ampere_48g"][0] + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y\n")
     with pytest.raises(_gpu.MixedGpuError) as err:
         _gpu.classify(gpus)
     message = str(err.value)
@@ -159,9 +208,7 @@ def test_mixed_models_are_an_error_naming_each_gpu():
 
 def test_two_models_of_one_class_are_still_mixed():
     # RTX A6000 and A40 share a class, but one server still gets one model
-    gpus = _gpu.parse_nvidia_smi(
-        "0, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-a\n1, NVIDIA A40, 46068, 8.6, 550.1, GPU-b\n"
-    )
+    gpus = parse("0, NVIDIA RTX A6000, 49140, 8.6, 550.1, GPU-a\n1, NVIDIA A40, 46068, 8.6, 550.1, GPU-b\n")
     with pytest.raises(_gpu.MixedGpuError):
         _gpu.classify(gpus)
 

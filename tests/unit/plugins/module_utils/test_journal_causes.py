@@ -366,3 +366,53 @@ def test_table_entries_are_complete_and_unique():
     assert UNKNOWN_CAUSE_ID not in ids
     for cause in CAUSES:
         assert cause.patterns and cause.cause and cause.fix
+
+
+# sglang/srt/model_executor/pool_configurator.py:96 (0.5.23 wheel) builds this message and :99
+# raises it as a RuntimeError; :98 appends the current value when the pool config carries it.
+MEM_ERROR = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+POOL_FRAME = (
+    '  File "/opt/sglang/venv/lib/python3.11/site-packages/sglang/srt/model_executor/pool_configurator.py", '
+    "line 99, in __post_init__"
+)
+
+
+def _short_iso(messages):
+    """Messages as journalctl --output short-iso prints them (what sglang_wait reads)."""
+    return ["2026-12-02T12:00:09+0000 ct129 python3[812]: " + m for m in messages]
+
+
+@pytest.mark.parametrize("with_source", [True, False], ids=["with source lines", "without source lines"])
+def test_a_traceback_exception_is_read_with_or_without_source_lines(with_source):
+    # Python prints no source line under a frame when it cannot read the file: then the
+    # exception line follows the frame directly, and must not be taken for quoted source.
+    messages = ["Traceback (most recent call last):", POOL_FRAME]
+    if with_source:
+        messages.append("    raise RuntimeError(msg)")
+    messages.append(MEM_ERROR)
+    journal = _short_iso(messages) + [
+        "2026-12-02T12:00:09+0000 ct129 systemd[1]: sglang-qwen.service: Main process exited, code=exited, "
+        "status=1/FAILURE",
+    ]
+    found = match_cause(journal)
+    assert found["id"] == "mem_fraction_too_low"
+    assert found["line"] == journal[len(messages) - 1]
+
+
+def test_a_source_line_under_its_frame_still_does_not_match():
+    # the same frame with a source line that quotes a pattern: code, not the server's message
+    journal = _short_iso(
+        [
+            "Traceback (most recent call last):",
+            POOL_FRAME,
+            '    msg = "Not enough memory. Please try to increase --mem-fraction-static."',
+            "KeyboardInterrupt: ",
+        ]
+    )
+    assert match_cause(journal)["id"] == "unknown"
+
+
+def test_without_journal_prefixes_the_indentation_decides_too():
+    lines = ["Traceback (most recent call last):", POOL_FRAME, MEM_ERROR]
+    found = match_cause(lines)
+    assert found["id"] == "mem_fraction_too_low" and found["line"] == MEM_ERROR

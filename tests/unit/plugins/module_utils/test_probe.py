@@ -270,10 +270,52 @@ def test_vllm_like_stream_without_usage_counts_chunks(scripted_server, h):
     url, seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
     r = probe(url, max_tokens=4)
     assert not r["failed"], r["msg"]
-    assert r["completion_tokens"] == 4 and r["token_count_source"] == "chunks"
+    assert r["completion_tokens"] == 4 and r["token_count_source"] == "chunks (lower bound)"
     assert r["text"] == "Hi there, friend" and r["server"] is None
+    assert r["msg"].startswith("ok: at least 4 token(s) (counted chunks: the server sent no usage)")
     sent = json.loads(seen[1]["body"])
     assert sent["stream_options"] == {"include_usage": True} and sent["model"] == "m"
+
+
+def _three_token_chunks(usage):
+    """A speculative server at 30 tok/s: 4 chunks of 3 tokens, one every 0.1 s, usage or none."""
+    words = ["one two three", " four five six", " seven eight nine", " ten eleven twelve"]
+    events = [(0.02 if i == 0 else 0.1, _c(w, "length" if i == 3 else None)) for i, w in enumerate(words)]
+    if usage:
+        events.append({"object": "text_completion", "model": "m", "choices": [], "usage": {"completion_tokens": 12}})
+    return events + ["[DONE]"]
+
+
+def test_several_tokens_per_chunk_without_usage_is_a_lower_bound_that_cannot_fail(scripted_server, h):
+    # issue #24: counting chunks reads 10 tok/s of a 30 tok/s server; min 20 must not fail on it
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *_three_token_chunks(False))})
+    r = probe(url, max_tokens=12, min_tokens_per_second=20, min_completion_tokens=10)
+    assert r["failed"] is False, r["msg"]
+    assert r["token_count_source"] == "chunks (lower bound)" and r["completion_tokens"] == 4
+    assert 7 < r["tokens_per_second"] < 11  # 3 chunks after the first in about 0.3 s
+    rate_warning = [w for w in r["warnings"] if "min_tokens_per_second 20" in w]
+    assert rate_warning and "a lower bound cannot fail it" in rate_warning[0]
+    assert any("below min_completion_tokens 10" in w for w in r["warnings"])
+
+
+def test_several_tokens_per_chunk_with_usage_is_measured(scripted_server, h):
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *_three_token_chunks(True))})
+    r = probe(url, max_tokens=12, min_tokens_per_second=20)
+    assert r["failed"] is False, r["msg"]
+    assert r["token_count_source"] == "usage" and r["completion_tokens"] == 12
+    # 9 tokens after the first chunk's 3 (12 in 4 chunks), not 11: rate x decode time = 9
+    decode_s = r["total_s"] - r["ttft_s"]  # to [DONE], sent right after the last chunk
+    assert 8.5 < r["tokens_per_second"] * decode_s < 10, (r["tokens_per_second"], decode_s)
+    assert r["warnings"] == []
+
+
+def test_usage_below_the_minimum_still_fails(scripted_server, h):
+    events = _three_token_chunks(True)
+    events[-2]["usage"]["completion_tokens"] = 4  # a true count: 3 tokens after the first in 0.3 s
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    r = probe(url, max_tokens=12, min_tokens_per_second=20)
+    assert r["failed"] is True and r["token_count_source"] == "usage"
+    assert "decode" in r["msg"] and "tok/s < 20" in r["msg"]
 
 
 def test_error_mid_stream(scripted_server, h):
@@ -388,3 +430,26 @@ def test_late_end_of_stream_after_all_tokens_is_not_a_slow_decode(scripted_serve
     r = probe(url, max_tokens=3, min_tokens_per_second=10)
     assert not r["failed"], r["msg"]
     assert r["tokens_per_second"] > 10 and r["total_s"] > 0.5
+
+
+def test_ttft_counts_from_the_request_written_not_from_the_client_set_up(scripted_server, h, monkeypatch):
+    # A loaded host stretches the client's own set-up (worker thread, requests, urllib3) before
+    # the request is written; TTFT is the server's time to the first token and must not hold it.
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _http
+
+    real_request = _http.HttpClient.request
+
+    def slow_set_up(self, method, path, **kw):
+        if method == "POST":
+            time.sleep(0.3)
+        return real_request(self, method, path, **kw)
+
+    monkeypatch.setattr(_http.HttpClient, "request", slow_set_up)
+    events = [(0.1, _c("Hi")), (0.01, _c(" there", "length")), "[DONE]"]
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *events)})
+    p = Probe(url, max_tokens=2)
+    r = p.run()
+    assert not r["failed"], r["msg"]
+    assert 0.09 <= r["ttft_s"] < 0.25, r["ttft_s"]  # not 0.4
+    assert p.request_setup_s >= 0.3
+    assert r["total_s"] >= 0.4  # the end-to-end time still holds everything

@@ -8,10 +8,12 @@ patch (#29907's wiring) is the one the molecule scenarios apply to the real whee
 """
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_source as src
 
 PATCHES = Path(__file__).resolve().parents[3] / "fixtures" / "patches"
@@ -406,3 +408,42 @@ def test_parse_import_check_takes_the_last_json_line():
     assert src.parse_import_check(out)["algorithms"] == ["DDTREE"]
     with pytest.raises(src.SglangSourceError, match="printed no result: Traceback"):
         src.parse_import_check("Traceback (most recent call last):\n")
+
+
+PROFILES = Path(__file__).resolve().parents[4] / "roles" / "sglang" / "vars" / "profiles.yml"
+# A sentence that speaks of DDTREE being counted as DFLASH (the field report's is_dflash() patch).
+IS_DFLASH_SENTENCE = re.compile(r"[^.]*(?:is_dflash|(?:counts?|treats?|treated) as DFLASH)[^.]*\.", re.IGNORECASE)
+
+
+def _profile_texts():
+    data = yaml.safe_load(PROFILES.read_text())
+    for name, profile in data["__sglang_profiles"].items():
+        yield name, "summary", " ".join(str(profile.get("summary", "")).split())
+        for option, spec in (profile.get("options") or {}).items():
+            yield name, option, " ".join(str(spec.get("why", "")).split())
+
+
+def test_profile_reasons_agree_with_the_release_check_on_is_dflash(tmp_path):
+    # The release check's view: DDTREE counted by is_dflash() (here on top of #29907's wiring)
+    # is handed to the DFlash worker, and that is a problem, not a requirement.
+    site = make_site(tmp_path)
+    assert gnu_patch(site, PR_PATCH).returncode == 0
+    spec_info = site / "sglang" / "srt" / "speculative" / "spec_info.py"
+    spec_info.write_text(
+        spec_info.read_text().replace(
+            "return self == SpeculativeAlgorithm.DFLASH\n",
+            "return self in (SpeculativeAlgorithm.DFLASH, SpeculativeAlgorithm.DDTREE)\n",
+        )
+    )
+    found = wiring(site)
+    assert found["worker"]["class"] != src.DDTREE_WORKER and src.check_ddtree_wiring(found)
+
+    texts = list(_profile_texts())
+    ddtree_reason = next(t for name, option, t in texts if name == "ddtree" and option == "speculative_algorithm")
+    assert src.DDTREE_WORKER in ddtree_reason  # the worker the release check requires
+    mentions = [(name, option, m) for name, option, t in texts for m in IS_DFLASH_SENTENCE.findall(t)]
+    assert mentions, "the ddtree reason should warn about the is_dflash() patch"
+    for name, option, sentence in mentions:
+        # every reason that speaks of the patch says what the release check says: it is harmful
+        assert not re.search(r"\b(?:needs?|requires?|must)\b", sentence, re.IGNORECASE), (name, option, sentence)
+        assert re.search(r"harmful|DFlash worker|not DDTree", sentence), (name, option, sentence)

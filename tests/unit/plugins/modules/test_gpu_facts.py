@@ -119,11 +119,48 @@ def test_other_nvidia_smi_failures_are_quoted_with_a_hint(tmp_path, stdout, stde
         assert hint in result["msg"]
 
 
-def test_unparsable_output_fails_quoting_the_line(tmp_path):
+def test_output_without_gpu_rows_fails_quoting_the_lines(tmp_path):
     script = fake_nvidia_smi(tmp_path, "index, name\n0, NVIDIA RTX A6000\n")
     ok, result = run({"nvidia_smi_path": str(script)})
     assert not ok
-    assert "Cannot parse nvidia-smi output line 'index, name'" in result["msg"]
+    assert "nvidia-smi printed no GPU row, only 2 other line(s): 'index, name'" in result["msg"]
+    assert result["skipped_lines"] == ["index, name", "0, NVIDIA RTX A6000"]
+
+
+# A real H200's answer to the query (driver 580.159.04), see its README beside it.
+H200_FIXTURE = Path("/work/shared/fixtures/nvidia-smi-h200/query-gpu.csv")
+H200_CSV = "0, NVIDIA H200, 143771, 9.0, 580.159.04, GPU-696740f9-1ff5-3498-ae46-80c5868cec43\n"
+INFOROM = "WARNING: infoROM is corrupted at gpu 0000:41:00.0"
+
+
+def test_the_fixture_copy_is_the_real_output():
+    if not H200_FIXTURE.exists():
+        pytest.skip("the shared fixture is not on this machine; H200_CSV is its copy")
+    assert H200_FIXTURE.read_text() == H200_CSV
+
+
+def test_a_warning_line_before_a_real_h200_is_skipped_with_a_warning(tmp_path, module_warnings):
+    script = fake_nvidia_smi(tmp_path, INFOROM + "\n" + H200_CSV)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert ok, result
+    assert result["ansible_facts"]["gpu_class"] == "hopper_141g"
+    assert result["ansible_facts"]["gpus"][0]["memory_total_mib"] == 143771
+    assert result["skipped_lines"] == [INFOROM]
+    assert module_warnings == [f"Skipped a line of nvidia-smi's output that is not a GPU row: {INFOROM!r}"]
+
+
+def test_unreadable_memory_blocks_only_the_class(tmp_path, module_warnings):
+    script = fake_nvidia_smi(tmp_path, H200_CSV.replace("143771", "[N/A]"))
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok
+    assert "memory.total='[N/A]', not a number" in result["msg"] and "sglang_gpu_class" in result["msg"]
+    # an inventory that names the class (the deploy role passes fail_on_unknown_class false then)
+    ok, result = run({"nvidia_smi_path": str(script), "fail_on_unknown_class": False})
+    assert ok, result
+    facts = result["ansible_facts"]
+    assert facts["gpu_class"] is None and facts["gpu_count"] == 1
+    assert facts["gpus"][0]["memory_total_mib"] is None and facts["gpus"][0]["name"] == "NVIDIA H200"
+    assert len(module_warnings) == 1 and "memory.total='[N/A]'" in module_warnings[0]
 
 
 @pytest.mark.parametrize(

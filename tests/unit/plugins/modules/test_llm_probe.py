@@ -186,7 +186,7 @@ def test_wait_ready_takes_seconds_as_a_number_or_a_string(shared_sim):
         assert not failed, (value, r["msg"])
         assert r["readiness"]["phase"] == "ready", (value, r["readiness"])
     failed, r = run_module({"base_url": sim.base_url, "wait_ready": "soon"})
-    assert failed and r["msg"] == "wait_ready must be a number of seconds, e.g. 60; got 'soon'"
+    assert failed and r["msg"] == 'wait_ready must be a number of seconds, e.g. 60; got a string ("soon")'
 
 
 def test_internal_error_is_a_verdict_not_a_traceback(monkeypatch):

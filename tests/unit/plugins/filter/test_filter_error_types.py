@@ -1,0 +1,125 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every filter's errors, rendered by real ansible-core templating, name types as a user writes
+them (a list, a string, a number, a mapping, true/false, omit), never Ansible's internal classes.
+
+ansible-core 2.19 hands filters lazy containers (_AnsibleLazyTemplateList, ...), tagged scalars
+(_AnsibleTaggedInt, ...) and omit as _OmitType; a message built from ``type(value).__name__`` or
+``repr(value)`` shows those names. The playbook calls each filter with such values, every call
+must fail, and no message may hold a type name with a leading underscore or "Ansible".
+"""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+# (what is called, the expression). Values come from variables (lazy, tagged) or omit.
+CALLS = [
+    ("gpu_class of a number", "{{ a_number | ddtree.sglang.gpu_class }}"),
+    ("gpu_class of omit", "{{ omit | ddtree.sglang.gpu_class }}"),
+    ("gpu_class of a list of numbers", "{{ a_list | ddtree.sglang.gpu_class }}"),
+    ("sglang_args of a list", "{{ a_list | ddtree.sglang.sglang_args }}"),
+    ("sglang_args of a number", "{{ a_number | ddtree.sglang.sglang_args }}"),
+    ("sglang_args with omit as a value", "{{ {'tp_size': omit} | ddtree.sglang.sglang_args }}"),
+    ("sglang_args with null in a list", "{{ {'cuda_graph_bs': a_list_with_null} | ddtree.sglang.sglang_args }}"),
+    ("sglang_args with a list in a list", "{{ {'cuda_graph_bs': a_nested_list} | ddtree.sglang.sglang_args }}"),
+    ("sglang_args with a number as a key", "{{ a_number_keyed_mapping | ddtree.sglang.sglang_args }}"),
+    ("sglang_args with a bad style", "{{ {} | ddtree.sglang.sglang_args(style=a_number) }}"),
+    ("sglang_redact of a number", "{{ a_number | ddtree.sglang.sglang_redact }}"),
+    ("sglang_redact with secrets a number", "{{ 'x' | ddtree.sglang.sglang_redact(a_number) }}"),
+    ("sglang_redact with secrets a mapping", "{{ 'x' | ddtree.sglang.sglang_redact(a_mapping) }}"),
+    ("sglang_gate_summary of a number", "{{ a_number | ddtree.sglang.sglang_gate_summary }}"),
+    ("sglang_gate_summary of a mapping", "{{ a_mapping | ddtree.sglang.sglang_gate_summary }}"),
+    ("sglang_gate_compare of a list", "{{ a_list | ddtree.sglang.sglang_gate_compare(a_mapping) }}"),
+    ("sglang_server_env with env a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, a_list) }}"),
+    ("sglang_server_env with a value a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': a_list}) }}"),
+    ("sglang_server_env with omit as a value", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': omit}) }}"),
+    ("sglang_server_env with a table a list", "{{ 'c' | ddtree.sglang.sglang_server_env(a_list) }}"),
+    ("sglang_server_env with an unknown class", "{{ a_number | ddtree.sglang.sglang_server_env(classes) }}"),
+    (
+        "sglang_server_options with variants a number",
+        "{{ 'p' | ddtree.sglang.sglang_server_options('c', classes, profiles, {}, a_number) }}",
+    ),
+    (
+        "sglang_server_options with extra_args a list",
+        "{{ 'p' | ddtree.sglang.sglang_server_options('c', classes, profiles, {}, [], a_list) }}",
+    ),
+    (
+        "sglang_server_options with an entry a list",
+        "{{ 'p' | ddtree.sglang.sglang_server_options('c', bad_classes, profiles) }}",
+    ),
+    (
+        "sglang_server_options with option names a list",
+        "{{ 'p' | ddtree.sglang.sglang_server_options('c', classes, profiles, option_names=a_list,"
+        " release_version='0.5.23') }}",
+    ),
+    (
+        "sglang_server_options with a budget a list",
+        "{{ 'p' | ddtree.sglang.sglang_server_options('c', classes, profiles, extra_args=ddtree_list_budget) }}",
+    ),
+]
+
+VARS = {
+    "a_number": 42,
+    "a_list": [1, 2],
+    "a_list_with_null": [1, None],
+    "a_nested_list": [[1, 2]],
+    "a_mapping": {"a": 1},
+    "a_number_keyed_mapping": {1: "x"},
+    "classes": {"c": {"options": {}, "env": {}}},
+    "bad_classes": {"c": [1, 2]},
+    "profiles": {"p": {"options": {}}},
+    "ddtree_list_budget": {"speculative_algorithm": "DDTREE", "speculative_ddtree_budget": [15]},
+}
+
+# Ansible's internal classes are _CamelCase (_AnsibleTaggedInt, _OmitType) or AnsibleCamelCase
+# (AnsibleUnsafeText); Python's own class names (NoneType, dict) are no better for a YAML writer.
+# Variable names such as __sglang_profiles (two underscores, lower case) are not type names.
+INTERNAL = re.compile(r"(?<![\w.])_[A-Z]\w*|\bAnsible[A-Z]\w*|\b(?:NoneType|type \w+)\b")
+
+
+@pytest.fixture(scope="module")
+def messages(tmp_path_factory, ansible_cli_env):
+    tmp = tmp_path_factory.mktemp("filter_errors")
+    tasks = [
+        {
+            "name": name,
+            "ansible.builtin.debug": {"msg": expr},
+            "ignore_errors": True,
+            "register": f"r{i}",
+        }
+        for i, (name, expr) in enumerate(CALLS)
+    ]
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": VARS, "tasks": tasks}]
+    (tmp / "play.yml").write_text(json.dumps(play))
+    env = dict(ansible_cli_env, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    run = subprocess.run(
+        ["ansible-playbook", "-i", "localhost,", "-c", "local", str(tmp / "play.yml")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp,
+        timeout=300,
+        check=False,
+    )
+    out = json.loads(run.stdout[run.stdout.index("{") :])
+    results = {}
+    for task in out["plays"][0]["tasks"]:
+        res = task["hosts"]["localhost"]
+        results[task["task"]["name"]] = res
+    return results
+
+
+@pytest.mark.parametrize(("name", "expr"), CALLS, ids=[c[0] for c in CALLS])
+def test_filter_error_names_no_internal_type(messages, name, expr):
+    res = messages[name]
+    assert res.get("failed") is True, (expr, res)  # each call is an error, or the check proves nothing
+    msg = res["msg"]
+    assert not INTERNAL.search(msg), msg
+
+
+def test_a_refused_null_is_not_listed_as_allowed(messages):
+    msg = messages["sglang_args with null in a list"]["msg"]
+    assert "has a list item that is null; the items of a list must be strings or numbers." in msg
