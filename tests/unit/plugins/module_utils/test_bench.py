@@ -9,6 +9,7 @@ import statistics
 import time
 
 import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _bench
 from ansible_collections.ddtree.sglang.plugins.module_utils._bench import (
     Bench,
     BenchError,
@@ -17,7 +18,6 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._bench import (
     level_figures,
     percentile,
 )
-from ansible_collections.ddtree.sglang.plugins.module_utils import _bench
 
 # --- percentiles ---------------------------------------------------------------------------
 
