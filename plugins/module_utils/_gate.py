@@ -144,7 +144,8 @@ def compare(candidate, baseline, min_gain=None, equivalence_tokens=0, names=("be
     spread_before, spread_new, noise (their sum), within_noise}. ``gain`` (and noise, within_noise) are the first
     level's. ``gate`` is ``off`` (no min_gain), ``pass``, ``fail`` (a level below its required gain: the message
     names the first such level and both rates) or ``unmeasured`` (a side has no figure: fails closed).
-    ``names``: the two services as the message calls them (e.g. NEXTN and DDTREE). ``equivalence.ok`` is None when not checked.
+    ``names``: the two services as the message calls them (e.g. NEXTN and DDTREE). ``equivalence.ok`` is None
+    when not checked.
     """
     candidate = candidate or {}
     baseline = baseline or {}
