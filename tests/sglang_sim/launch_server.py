@@ -841,7 +841,7 @@ def _go_float(value):
         return "+Inf"
     if value == -math.inf:
         return "-Inf"
-    if value != value:
+    if math.isnan(value):
         return "NaN"
     return repr(value)
 

@@ -586,7 +586,7 @@ def test_closed_loop_aggregate_is_the_configured_truth(sglang_sim):
                 done.append(out[0][1])
 
     start = time.monotonic()
-    threads = [threading.Thread(target=loop) for _ in range(n_streams)]
+    threads = [threading.Thread(target=loop) for _stream in range(n_streams)]
     for t in threads:
         t.start()
     for t in threads:
@@ -904,7 +904,7 @@ def test_requests_beyond_max_running_requests_wait_in_the_queue(sglang_sim):
 def test_a_burst_of_64_connections_is_accepted_at_once(sglang_sim):
     sim = sglang_sim()
     start = time.monotonic()
-    conns = [socket.create_connection(("127.0.0.1", sim.port), timeout=2) for _ in range(64)]
+    conns = [socket.create_connection(("127.0.0.1", sim.port), timeout=2) for _conn in range(64)]
     try:
         for c in conns:
             c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -151,7 +151,7 @@ def test_five_mib_loop_ending_in_a_word_is_degenerate_and_fast():
 def test_five_mib_of_healthy_text_is_judged_fast():
     rng = random.Random(24)
     words = "speculative decoding drafts tokens with a small model and verifies them in one pass".split()
-    text = " ".join(rng.choice(words) for _ in range(5 * 1024 * 1024 // 7))
+    text = " ".join(rng.choice(words) for _word in range(5 * 1024 * 1024 // 7))
     start = time.perf_counter()
     assert check(text) == (False, None)
     elapsed = time.perf_counter() - start
@@ -164,10 +164,10 @@ def test_the_pre_test_never_changes_a_verdict(monkeypatch):
     # the verdicts with and without it agree on random loops in random surroundings.
     rng = random.Random(47087)
     texts = []
-    for _ in range(2000):
+    for _text in range(2000):
         alphabet = rng.choice(["ab", "abc", "ab ", "x!", "hello world "])
-        unit = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
-        noise = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(2)]
+        unit = "".join(rng.choice(alphabet) for _char in range(rng.randint(1, 12)))
+        noise = ["".join(rng.choice(alphabet) for _char in range(rng.randint(0, 30))) for _side in range(2)]
         texts.append(noise[0] + unit * rng.randint(1, 12) + noise[1])
     with_pre_test = [check(t)[0] for t in texts]
     monkeypatch.setattr(_degeneracy, "_may_cover_half", lambda compact, p: True)

@@ -47,7 +47,8 @@ def sweep(rates, failed=False, msg="ok"):
     }
 
 
-def side(rates, texts=TEXTS):
+def side(rates, texts=None):
+    texts = texts or TEXTS
     return summarise(sweep(rates), [greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])])
 
 
