@@ -23,7 +23,7 @@ description:
     failure (first token after 17.6 s, then one C(!) every 17.6 s) fails 4 s after the request
     instead of 141 s.
   - "A failed verdict sets C(failed) and a C(msg) naming the cause and the numbers, for example
-    C(no first token within 4 s (max_ttft)) for the field report's server, or C(output degenerate: 8 x '!')
+    C(no first token within 1 s (max_ttft)) for the field report's server, or C(output degenerate: 8 x '!')
     when the repeated token comes fast. Server errors are quoted, cut to a readable
     length, never as a Python traceback. All measured values are returned whether the verdict passes or
     fails."
@@ -240,13 +240,13 @@ msg:
   returned: always
   type: str
   # What the probe says against the field report's server (molecule scenario readme checks it).
-  sample: "no first token within 4 s (max_ttft)"
+  sample: "no first token within 1 s (max_ttft)"
 reasons:
   description: The failed checks, one string each (empty when the verdict passes).
   returned: always
   type: list
   elements: str
-  sample: ["no first token within 4 s (max_ttft)"]
+  sample: ["no first token within 1 s (max_ttft)"]
 api:
   description: The API probed.
   returned: always
