@@ -14,6 +14,8 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record
 
 FACT = "ddtree_deploy_record"
+OPTIONS = {"event", "result", "at", "not_before_stage", "start", "failed_result", "sglang_failure", "restore"}
+RESTORE_OPTIONS = {"failed_task", "started", "probed", "unit"}
 
 
 class ActionModule(ActionBase):
@@ -25,9 +27,12 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
-        unknown = set(args) - {"event", "result", "at", "not_before_stage", "start"}
+        unknown = set(args) - OPTIONS
         if unknown:
             raise AnsibleActionFail(f"deploy_record: unknown options {', '.join(sorted(unknown))}")
+        restore = args.get("restore") or {}
+        if not isinstance(restore, dict) or set(restore) - RESTORE_OPTIONS:
+            raise AnsibleActionFail(f"deploy_record: restore must be a mapping of {', '.join(sorted(RESTORE_OPTIONS))}")
         event = args.get("event")
         if not isinstance(event, str) or not event:
             raise AnsibleActionFail("deploy_record: event is required: a stage of the deploy or a mark")
@@ -39,11 +44,20 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(
                 "deploy_record: no record to append to; the first event of a run gives start: <run id>"
             )
+        result_of_event = args.get("result")
         try:
+            # A failure and a failed restore: their results are derived from the failed task's result
+            # in Python, where they are unit-tested, not in the rescue's Jinja.
+            if "failed_result" in args and event == "failed":
+                result_of_event = _deploy_record.failure(record, args["failed_result"], args.get("sglang_failure"))
+            elif "failed_result" in args and event == "verified":
+                result_of_event = _deploy_record.restore_failure(args["failed_result"], **restore)
+            elif "failed_result" in args:
+                raise _deploy_record.DeployRecordError("failed_result goes with the events failed and verified")
             record = _deploy_record.append(
                 record,
                 event,
-                result=args.get("result"),
+                result=result_of_event,
                 at=args.get("at"),
                 not_before_stage=bool(args.get("not_before_stage", False)),
             )

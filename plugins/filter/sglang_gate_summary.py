@@ -26,6 +26,9 @@ options:
     type: list
     elements: dict
     default: []
+  not_measured:
+    description: Why the side was not measured at all (no service running); the side's one failure.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -51,7 +54,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._gate import summari
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
-def sglang_gate_summary(bench, greedy=None):
+def sglang_gate_summary(bench, greedy=None, not_measured=None):
     """One side of the gate: per-level rates, spreads and greedy texts."""
     if bench is not None and not isinstance(bench, dict):
         raise AnsibleFilterError(
@@ -63,7 +66,11 @@ def sglang_gate_summary(bench, greedy=None):
         )
     if bench is not None and bench.get("skipped") and "levels" not in bench:
         bench = None  # the sweep did not run (gain gate off)
-    return summarise(bench, greedy or [])
+    if not_measured is not None and not isinstance(not_measured, str):
+        raise AnsibleFilterError(
+            f"sglang_gate_summary: not_measured must be a reason (a string), got {describe(not_measured)}."
+        )
+    return summarise(bench, greedy or [], not_measured=not_measured)
 
 
 class FilterModule:

@@ -195,6 +195,59 @@ def fix_for(name, journal, profile):
     return stage(name)["fix"].replace("{journal}", journal).replace("{profile}", profile)
 
 
+def _failed_items(failed_result):
+    """The failed results in a task's result: a loop's failed items, else the task itself."""
+    failed_result = failed_result if isinstance(failed_result, dict) else {}
+    items = failed_result.get("results")
+    if isinstance(items, list):
+        return [r for r in items if isinstance(r, dict) and r.get("failed")]
+    return [failed_result] if failed_result.get("failed") else []
+
+
+def failure(record, failed_result, sglang_failure=None):
+    """The "failed" mark's result {task, cause, fix, said} from the failed task's result
+    (ansible_failed_result). A loop names each failed item: "chat: HTTP 400 ...; ...". At the switch,
+    the sglang role's {step, cause, fix, line} (sglang_failure: the journal's cause of a unit that
+    would not start) is the better account: which of its tasks failed, the cause with its own fix,
+    and the server's line behind it."""
+    failed_result = failed_result if isinstance(failed_result, dict) else {}
+    items = [r for r in failed_result.get("results") or [] if isinstance(r, dict) and r.get("failed")]
+    if items:
+        msg = "; ".join(f"{r.get('item')}: {r.get('msg')}" for r in items)
+    else:
+        msg = failed_result.get("msg") or "unknown failure"
+    role = sglang_failure if isinstance(sglang_failure, dict) and current_stage(record) == "switch" else {}
+    return {
+        "task": role.get("step") or "",
+        "cause": role.get("cause") or msg,
+        "fix": role.get("fix") or "",
+        "said": role.get("line") or "",
+    }
+
+
+def restore_failure(failed_result, failed_task="", started=False, probed=False, unit=None):
+    """The "verified" mark's result {verified: false, state, systemd_state, error} of a restore that
+    failed. A restore is judged by what it is: when the restored unit was started and what failed
+    is the means to verify it (a module that could not run: no python3-requests, a crash), not a
+    verdict on the server (sglang_wait's state, llm_probe's verdict, a probe of the restored unit),
+    systemd's view decides (unit: systemd_unit_snapshot's read): active is "restored, not
+    verified", anything else is down."""
+    failed = _failed_items(failed_result)
+    verdicts = [r for r in failed if "state" in r or "verdict" in r]
+    unverified = bool(started) and bool(failed) and not verdicts and not probed
+    unit = unit if isinstance(unit, dict) else {}
+    if failed:
+        said = "; ".join(str(r.get("msg", "")) for r in failed)
+    else:
+        said = (failed_result or {}).get("msg") or "unknown"
+    return {
+        "verified": False,
+        "state": unit.get("active_state") or "unknown" if unverified else "down",
+        "systemd_state": unit.get("systemd_state"),
+        "error": f"{failed_task or ''}: {said}",
+    }
+
+
 def _span(marks, start, end):
     if start in marks and end in marks:
         return round(marks[end]["time"] - marks[start]["time"], 2)

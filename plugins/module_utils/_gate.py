@@ -48,8 +48,11 @@ def _median_spread(values):
     return med, spread
 
 
-def summarise(bench=None, greedy_results=None):
+def summarise(bench=None, greedy_results=None, not_measured=None):
     """One side: {measured, failures, levels, median, spread, ttft_s, greedy, token_sources}.
+
+    ``not_measured``: why the side was not measured at all (no service running); it is the side's
+    one failure, and ``bench`` and ``greedy_results`` are not read.
 
     ``bench``: the llm_bench result of the gate's sweep (None when the gain gate is off);
     ``greedy_results``: the llm_probe runs of the equivalence check (empty when it is off). Each level
@@ -60,6 +63,9 @@ def summarise(bench=None, greedy_results=None):
     failures = []
     levels = []
     sources = set()
+    if not_measured:
+        failures.append(str(not_measured))
+        bench, greedy_results = None, None
     if bench is not None:
         if bench.get("failed") or bench.get("skipped"):
             failures.append(bench.get("msg") or "the sweep failed")
@@ -102,7 +108,7 @@ def summarise(bench=None, greedy_results=None):
     first = levels[0] if levels else {}
     ran = bench is not None or bool(greedy_results)
     return {
-        "measured": ran and not failures,
+        "measured": bool(ran and not failures),
         "failures": failures,
         "levels": levels,
         "median": first.get("tokens_per_second"),

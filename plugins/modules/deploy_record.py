@@ -54,12 +54,50 @@ options:
   start:
     description: Start a new record for this run id instead of appending to C(ddtree_deploy_record).
     type: str
+  failed_result:
+    description:
+      - The failed task's result (C(ansible_failed_result) in a rescue), which replaces O(result).
+      - With O(event=failed), the result becomes the failure's C(task), C(cause), C(fix) and C(said), the cause
+        naming each failed loop item.
+      - With O(event=verified), the result becomes the failed restore's verdict (C(verified), C(state),
+        C(systemd_state), C(error)).
+      - Both are derived in C(plugins/module_utils/_deploy_record.py), functions C(failure) and C(restore_failure).
+    type: dict
+  sglang_failure:
+    description:
+      - With O(event=failed) at the C(switch) stage, the sglang role's C(sglang_failure) (its C(step), C(cause), C(fix)
+        and C(line), the journal's cause of a unit that would not start), which then names the cause, its fix and the
+        server's line.
+    type: dict
+  restore:
+    description: With O(event=verified) and O(failed_result), what is known of the failed restore.
+    type: dict
+    suboptions:
+      failed_task:
+        description: The name of the task that failed (C(ansible_failed_task.name)).
+        type: str
+      started:
+        description: Whether the restore got as far as putting the unit back in its state.
+        type: bool
+      probed:
+        description: Whether the restored service was probed (a failed probe is a verdict on the server).
+        type: bool
+      unit:
+        description:
+          - The unit as M(ddtree.sglang.systemd_unit_snapshot) reads it after the restore (active_state, systemd_state).
+        type: dict
 """
 
 EXAMPLES = r"""
 - name: Snapshot | Begin
   ddtree.sglang.deploy_record:
     event: snapshot
+
+- name: Rescue | Record the failure and its cause
+  ddtree.sglang.deploy_record:
+    event: failed
+    failed_result: "{{ ansible_failed_result | default({}) }}"
+    sglang_failure: "{{ sglang_failure | default(none) }}"
 """
 
 RETURN = r"""
@@ -92,6 +130,17 @@ def main():
             at=dict(type="float"),
             not_before_stage=dict(type="bool", default=False),
             start=dict(type="str"),
+            failed_result=dict(type="dict"),
+            sglang_failure=dict(type="dict"),
+            restore=dict(
+                type="dict",
+                options=dict(
+                    failed_task=dict(type="str"),
+                    started=dict(type="bool"),
+                    probed=dict(type="bool"),
+                    unit=dict(type="dict"),
+                ),
+            ),
         ),
         supports_check_mode=True,
     )

@@ -33,6 +33,12 @@ CALLS = [
     ("sglang_gate_summary of a number", "{{ a_number | ddtree.sglang.sglang_gate_summary }}"),
     ("sglang_gate_summary of a list", "{{ a_list | ddtree.sglang.sglang_gate_summary }}"),
     ("sglang_gate_summary with greedy a mapping", "{{ none | ddtree.sglang.sglang_gate_summary(a_mapping) }}"),
+    (
+        "sglang_gate_summary with not_measured a list",
+        "{{ none | ddtree.sglang.sglang_gate_summary(not_measured=a_list) }}",
+    ),
+    ("deploy_settings_errors of a list", "{{ a_list | ddtree.sglang.deploy_settings_errors }}"),
+    ("deploy_settings_errors of an unknown setting", "{{ a_mapping | ddtree.sglang.deploy_settings_errors }}"),
     ("sglang_gate_compare of a list", "{{ a_list | ddtree.sglang.sglang_gate_compare(a_mapping) }}"),
     ("sglang_server_env with env a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, a_list) }}"),
     ("sglang_server_env with a value a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': a_list}) }}"),

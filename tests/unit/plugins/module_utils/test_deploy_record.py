@@ -177,3 +177,84 @@ def test_the_report_of_a_deploy():
     r = dr.report(record, {"host": "ct200", "promote": True, "gate_prompts": ["a"]}, verdict=verdict)
     assert (r["outcome"], r["promoted"], r["gain"], r["gate"]["verdict"]) == ("deployed", True, 0.21, "pass")
     assert r["cause"] is None and r["fix"] is None and r["downtime_s"] == 18.0
+
+
+# The rescue's two derived results (deploy_record's failed_result), from what Ansible hands a rescue.
+def _at(stage_name):
+    record = dr.new_record("r")
+    for name in dr.STAGE_NAMES[: dr.STAGE_NAMES.index(stage_name) + 1]:
+        record = dr.append(record, name)
+    return record
+
+
+def test_a_failure_names_each_failed_item_of_a_loop():
+    failed = {
+        "failed": True,
+        "msg": "One or more items failed",
+        "results": [
+            {"item": "completions", "failed": False},
+            {"item": "chat", "failed": True, "msg": "HTTP 400: DFLASH target_hidden feature dim mismatch"},
+        ],
+    }
+    result = dr.failure(_at("probe"), failed)
+    assert result == {
+        "task": "",
+        "cause": "chat: HTTP 400: DFLASH target_hidden feature dim mismatch",
+        "fix": "",
+        "said": "",
+    }
+
+
+def test_a_failure_without_a_message_is_unknown():
+    assert dr.failure(_at("probe"), {})["cause"] == "unknown failure"
+    assert dr.failure(_at("probe"), None)["cause"] == "unknown failure"
+
+
+def test_at_the_switch_the_sglang_roles_journal_cause_is_the_account():
+    sglang_failure = {
+        "step": "wait for readiness",
+        "cause": "out of GPU memory at start",
+        "fix": "Add the nograph variant",
+        "line": "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    }
+    failed = {"failed": True, "msg": "sglang-qwen.service stopped"}
+    assert dr.failure(_at("switch"), failed, sglang_failure) == {
+        "task": "wait for readiness",
+        "cause": "out of GPU memory at start",
+        "fix": "Add the nograph variant",
+        "said": "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    }
+    # a stale sglang_failure of an earlier step is not this stage's cause
+    assert dr.failure(_at("probe"), failed, sglang_failure)["cause"] == "sglang-qwen.service stopped"
+
+
+ACTIVE = {"active_state": "active", "systemd_state": "active (running)"}
+
+
+def test_a_restore_whose_means_of_verifying_failed_is_judged_by_systemd():
+    # llm_probe could not run (no python3-requests): not a verdict on the server
+    failed = {"failed": True, "msg": "Failed to import the required Python library (requests)"}
+    verdict = dr.restore_failure(failed, "Rescue | Prove the restored service", True, False, ACTIVE)
+    assert verdict == {
+        "verified": False,
+        "state": "active",
+        "systemd_state": "active (running)",
+        "error": "Rescue | Prove the restored service: Failed to import the required Python library (requests)",
+    }
+    outcome_record = dr.append(_at("probe"), "verified", result=verdict)
+    assert dr.outcome(outcome_record) == "restored_unverified"
+
+
+@pytest.mark.parametrize(
+    ("failed", "started", "probed"),
+    [
+        ({"failed": True, "msg": "timed out", "state": "activating"}, True, False),  # sglang_wait's verdict
+        ({"failed": True, "msg": "degenerate", "verdict": "degenerate"}, True, False),  # llm_probe's verdict
+        ({"failed": True, "msg": "chat: HTTP 400"}, True, True),  # the restored service was probed and failed
+        ({"failed": True, "msg": "checksum mismatch"}, False, False),  # the restore never put the unit back
+    ],
+)
+def test_a_restore_that_failed_on_the_server_is_down(failed, started, probed):
+    verdict = dr.restore_failure(failed, "t", started, probed, ACTIVE)
+    assert verdict["state"] == "down" and verdict["verified"] is False, verdict
+    assert dr.outcome(dr.append(_at("probe"), "verified", result=verdict)) == "restore_failed"

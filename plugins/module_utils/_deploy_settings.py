@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What ddtree_deploy's preflight checks in its settings beyond argument_specs, and the draft
+model's fit to the target model: one table of rules, each with what the value must be and why.
+
+argument_specs checks types, but a float option takes YAML's ``true`` as 1, ``-e key=value`` gives
+strings, and it cannot check ranges, the shape of a mapping or a prompt set's entries. These rules
+do, on the controller, before anything on the host changes. Standard library only.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+import re
+from collections.abc import Mapping
+
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, show
+
+_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$")
+_WHOLE = re.compile(r"^\s*\+?\d+\s*$")
+
+
+def _number(value):
+    """The number a setting holds (a number written as text is a number), or None; true/false is
+    not a number (a float option reads YAML's true as 1)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _NUMBER.match(value):
+        return float(value)
+    return None
+
+
+def _whole(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _WHOLE.match(value):
+        return int(value)
+    return None
+
+
+def _at_least(limit, whole=False):
+    def check(value):
+        number = _whole(value) if whole else _number(value)
+        return number is not None and number >= limit
+
+    return check
+
+
+def _above(limit):
+    def check(value):
+        number = _number(value)
+        return number is not None and number > limit
+
+    return check
+
+
+def _gain(value):
+    return value is None or _above(-1)(value)
+
+
+def _min_gain(value):
+    if isinstance(value, Mapping):
+        return all(_at_least(1, whole=True)(level) and _gain(gain) for level, gain in value.items())
+    return _gain(value)
+
+
+def _levels(value):
+    return value is None or (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)
+    )
+
+
+# variable: (the check, what the value must be, why)
+RULES = {
+    "ddtree_deploy_gate_repeats": (
+        _at_least(1, whole=True),
+        "at least 1",
+        "each level's window is split into this many measurements; 3 is the fewest with a median",
+    ),
+    "ddtree_deploy_equivalence_tokens": (
+        _at_least(0, whole=True),
+        "a whole number of 0 or more",
+        "tokens compared greedy per prompt; 0 turns the check off",
+    ),
+    "ddtree_deploy_min_gain": (
+        _min_gain,
+        "a fraction above -1 (0.05 is 5 %), a mapping of concurrency levels to such fractions "
+        "({1: 0.1, 16: 0.0}), or null",
+        "the least gain the new service must show over the baseline; null turns the gate off",
+    ),
+    "ddtree_deploy_gate_concurrency": (
+        _levels,
+        "a list of whole numbers of streams of 1 or more (e.g. [1, 16]), or null",
+        "the closed-loop levels the gate measures; null is 1 and the unit's max_running_requests up to 16",
+    ),
+    "ddtree_deploy_gate_duration": (
+        _above(0),
+        "a number of seconds above 0, not yes/no (`true` would be 1 s)",
+        "each level's measured window",
+    ),
+    "ddtree_deploy_gate_warmup": (
+        _at_least(0),
+        "a number of seconds, 0 or more, not yes/no (`true` would be 1 s)",
+        "load before each level's window",
+    ),
+    "ddtree_deploy_probe_wait_ready": (
+        _at_least(0),
+        "a number of seconds, not yes/no (`true` would be 1 s)",
+        "how long the probe waits for the server to be ready, e.g. 900 (a 27B model loads in minutes)",
+    ),
+    "ddtree_deploy_probe_timeout": (
+        _above(0),
+        "a number of seconds, not yes/no (`true` would be 1 s)",
+        "how long one probe request may take, e.g. 60",
+    ),
+}
+
+# The prompt set's own rules: one message per prompt, naming it.
+PROMPT_SET = "ddtree_deploy_gate_prompts"
+
+
+def _prompt_errors(prompts):
+    if not isinstance(prompts, (list, tuple)):
+        return [f"{PROMPT_SET} must be a list of prompts, got {describe(prompts)}."]
+    problems = []
+    seen = set()
+    for index, prompt in enumerate(prompts):
+        if not isinstance(prompt, Mapping):
+            problems.append(f"{PROMPT_SET}[{index}] must be a mapping (id, api, max_tokens), got {describe(prompt)}.")
+            continue
+        name = f"{PROMPT_SET}[{index}] ({show(prompt.get('id'))})"
+        if prompt.get("id") in seen:
+            problems.append(f"{name}: its id is used twice; each prompt needs its own id (reports name prompts by it).")
+        seen.add(prompt.get("id"))
+        if not _at_least(1, whole=True)(prompt.get("max_tokens")):
+            problems.append(f"{name}: max_tokens ({show(prompt.get('max_tokens'))}) must be 1 or more.")
+        api = prompt.get("api")
+        if api == "completions" and "prompt" not in prompt:
+            problems.append(f"{name}: api completions needs a prompt.")
+        elif api == "chat" and "messages" not in prompt:
+            problems.append(f"{name}: api chat needs messages.")
+        elif api not in ("completions", "chat"):
+            problems.append(f"{name}: api ({show(api)}) must be completions or chat.")
+    return problems
+
+
+def errors(settings):
+    """One message per setting that breaks its rule: "<name> (<value>) must be <what>: <why>.".
+
+    ``settings``: variable -> value, for variables of RULES and PROMPT_SET. An unknown variable is the
+    caller's mistake (KeyError), not the user's."""
+    problems = []
+    for name, value in settings.items():
+        if name == PROMPT_SET:
+            problems.extend(_prompt_errors(value))
+            continue
+        check, what, why = RULES[name]
+        if not check(value):
+            problems.append(f"{name} ({show(value)}) must be {what}: {why}.")
+    return problems
+
+
+def draft_fit_errors(target, draft):
+    """Why a DFlash draft model's config.json does not fit its target's (empty when it fits, or
+    when the configs do not say). The field report's chat 400 came from hidden states of the wrong
+    width reaching the draft (5120 vs 25600). Multimodal and hybrid checkpoints (Qwen3.x) nest the
+    language model under text_config."""
+    if not isinstance(target, Mapping) or not isinstance(draft, Mapping):
+        return [f"a config.json is not a JSON object (target {describe(target, 40)}, draft {describe(draft, 40)})"]
+    target = target.get("text_config") if isinstance(target.get("text_config"), Mapping) else target
+    problems = []
+    layers = _whole(target.get("num_hidden_layers"))
+    dflash = draft.get("dflash_config") if isinstance(draft.get("dflash_config"), Mapping) else {}
+    layer_ids = dflash.get("target_layer_ids") or []
+    if not isinstance(layer_ids, (list, tuple)):
+        layer_ids = [layer_ids]
+    bad = [
+        i
+        for i in layer_ids
+        if isinstance(i, bool) or not isinstance(i, int) or i < 0 or (layers is not None and i >= layers)
+    ]
+    if bad:
+        within = f"the target's {layers} layers (0..{layers - 1})" if layers is not None else "0 or more"
+        problems.append(f"dflash_config.target_layer_ids {show(bad)} are outside {within}")
+    target_width, draft_width = _whole(target.get("hidden_size")), _whole(draft.get("hidden_size"))
+    if target_width is not None and draft_width is not None and target_width != draft_width:
+        problems.append(f"hidden_size {draft_width} (draft) != {target_width} (target)")
+    return problems
