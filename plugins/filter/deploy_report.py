@@ -23,8 +23,8 @@ options:
     description:
       - The run's settings - host, service, profile, profile_variants, check_mode, gpu_class, gpu_count, promote,
         previous_algorithm, min_gain, gate_prompts (ids), gate_repeats, equivalence_tokens, gate_without_baseline,
-        snapshot (the store or null), journal (where the journal is saved), journal_saved (that path when one was
-        saved, else null).
+        bake_s, bake_interval, bake_inconclusive, snapshot (the store or null), journal (where the journal is
+        saved), journal_saved (that path when one was saved, else null).
     type: dict
     required: true
   probes:
@@ -59,14 +59,28 @@ from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record  # noqa: E402
 
 
-def deploy_report(record, run, probes=None, baseline=None, gate_new=None, verdict=None):
+def deploy_report(record, run, probes=None, baseline=None, gate_new=None, verdict=None, bake=None, bake_baseline=None):
     """The host report's data."""
-    for name, value in (("run", run), ("probes", probes), ("baseline", baseline), ("verdict", verdict)):
+    for name, value in (
+        ("run", run),
+        ("probes", probes),
+        ("baseline", baseline),
+        ("verdict", verdict),
+        ("bake", bake),
+        ("bake_baseline", bake_baseline),
+    ):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError(f"deploy_report: {name} must be a mapping")
     try:
         return _deploy_record.report(
-            record or {}, run, probes=probes, baseline=baseline, gate_new=gate_new, verdict=verdict
+            record or {},
+            run,
+            probes=probes,
+            baseline=baseline,
+            gate_new=gate_new,
+            verdict=verdict,
+            bake=bake,
+            bake_baseline=bake_baseline,
         )
     except _deploy_record.DeployRecordError as exc:
         raise AnsibleFilterError(f"deploy_report: {exc}") from None

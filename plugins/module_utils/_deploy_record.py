@@ -110,6 +110,19 @@ STAGES = (
         "ddtree_deploy_min_gain (null turns the gate off) if the measured gain is worth the switch.",
         "why": "A slower or equal profile is not worth the change; the gate keeps the better unit.",
     },
+    {
+        "name": "bake",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "Keep the restored unit: {profile} passed the probe and the gate but regressed under traffic during "
+        "the bake (the cause names the metric, its value, its bound and the window). Compare the bake's "
+        "measurements in this report with the baseline's; try the profile's variants, or report it upstream "
+        "(sgl-project/sglang #29907) with this report and the saved journal ({journal}). A check that does not "
+        "fit this host is changed or turned off with ddtree_deploy_bake_checks.",
+        "why": "Probes and the gate last seconds; regressions that show only under production traffic (accept "
+        "length collapsing, aborts, first tokens growing) are seen in the unit's own /metrics while it serves, "
+        "and the NEXTN unit is put back as for any failure after the switch (docs/bake.md).",
+    },
 )
 STAGE_NAMES = tuple(stage["name"] for stage in STAGES)
 _BY_NAME = {stage["name"]: stage for stage in STAGES}
@@ -328,6 +341,27 @@ def summary(record, profile="", journal="", check_mode=False):
     }
 
 
+def probe_step(probes, purpose, api, result):
+    """probes with one more API of probe_service.yml's run for ``purpose`` (new, restored, promoted, running):
+    its llm_probe result (failed or not), or, when that task was skipped because an API before it failed
+    (stop at failure), a note that it was not tried. ``msg`` is every failed API's "api: message"."""
+    probes = dict(probes or {})
+    side = dict(probes.get(purpose) or {"results": [], "not_tried": {}, "failed_api": None})
+    result = result if isinstance(result, dict) else {}
+    if result.get("skipped"):
+        side["not_tried"] = dict(
+            side.get("not_tried") or {},
+            **{api: f"not tried: {side.get('failed_api')} failed first, the server is known broken"},
+        )
+    else:
+        side["results"] = list(side.get("results") or []) + [dict(result, item=api)]
+        if side.get("failed_api") is None and result.get("failed"):
+            side["failed_api"] = api
+    side["msg"] = "; ".join(f"{r['item']}: {r.get('msg')}" for r in side["results"] if r.get("failed")) or None
+    probes[purpose] = side
+    return probes
+
+
 def _probe_line(result):
     """One API's probe, as the report shows it."""
     failed = bool(result.get("failed", False))
@@ -356,7 +390,60 @@ def _not_tried(reason):
     }
 
 
-def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None):
+def bake_report(run, bake=None, bake_baseline=None):
+    """The bake's part of the host report: its settings, the NEXTN baseline's metrics (or why there are
+    none), every measurement, the figures over the bake and the checks that failed it.
+
+    bake: sglang_bake's result (state bake), or None when the bake did not run; bake_baseline: its result
+    with state baseline on the unit before the switch (failed: that unit serves no /metrics)."""
+    seconds = run.get("bake_s") or 0
+    out = {
+        "seconds": seconds,
+        "interval": run.get("bake_interval"),
+        "inconclusive_policy": run.get("bake_inconclusive"),
+        "result": "off" if not seconds else "not run",
+        "msg": None,
+        "baseline": None,
+        "baseline_msg": None,
+        "measurements": [],
+        "summary": None,
+        "failed_checks": [],
+        "load": None,
+    }
+    base = bake_baseline if isinstance(bake_baseline, dict) else {}
+    if base and not base.get("skipped") and not base.get("summary"):
+        out["baseline_msg"] = (
+            f"the unit before the switch serves no metrics ({base.get('msg')}): the checks relative to the "
+            "baseline were skipped"
+        )
+    elif base.get("summary"):
+        out["baseline"] = base["summary"]
+    bake = bake if isinstance(bake, dict) else {}
+    if not bake or bake.get("skipped"):
+        return out
+    out["result"] = bake.get("result") or ("fail" if bake.get("failed") else "not run")
+    out["msg"] = bake.get("msg") or None
+    out["measurements"] = [
+        {
+            "index": m.get("index"),
+            "elapsed": m.get("elapsed"),
+            "status": m.get("status"),
+            "spec_accept_length": (m.get("window") or {}).get("spec_accept_length"),
+            "requests": (m.get("window") or {}).get("requests"),
+            "abort_ratio": (m.get("window") or {}).get("abort_ratio"),
+            "ttft_p90": (m.get("window") or {}).get("ttft_p90"),
+            "failed": [c.get("name") for c in m.get("checks") or [] if c.get("result") == "fail"],
+            "error": m.get("error"),
+        }
+        for m in bake.get("measurements") or []
+    ]
+    out["summary"] = bake.get("summary") or None
+    out["failed_checks"] = bake.get("failed_checks") or []
+    out["load"] = bake.get("load")
+    return out
+
+
+def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None, bake=None, bake_baseline=None):
     """The host report's data (host_report.json): the run's settings (run), the course from the record,
     the probes (probes[new], probes[restored]: probe_service.yml's), both sides of the gate and its verdict.
 
@@ -439,6 +526,8 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None)
             # systemd's view of the restored unit when its verification could not run.
             "systemd_state": restore.get("systemd_state") if course["outcome"] != "rolled_back" else None,
         },
+        # The bake after the gate (docs/bake.md): settings, the baseline's metrics, every measurement.
+        "bake": bake_report(run, bake, bake_baseline),
         "timings": course["timings"],
         "snapshot": run.get("snapshot"),
         "journal": run.get("journal_saved"),

@@ -76,6 +76,10 @@ def _levels(value):
     )
 
 
+def _checks(value):
+    return isinstance(value, (list, tuple)) and all(isinstance(c, Mapping) and c.get("name") for c in value)
+
+
 # variable: (the check, what the value must be, why)
 RULES = {
     "ddtree_deploy_gate_repeats": (
@@ -118,6 +122,26 @@ RULES = {
         _above(0),
         "a number of seconds, not yes/no (`true` would be 1 s)",
         "how long one probe request may take, e.g. 60",
+    ),
+    "ddtree_deploy_bake_s": (
+        _at_least(0, whole=True),
+        "a whole number of seconds, 0 or more, not yes/no",
+        "how long the bake watches the new unit under traffic; 0 turns the bake off",
+    ),
+    "ddtree_deploy_bake_interval": (
+        _at_least(1, whole=True),
+        "a whole number of seconds, 1 or more, not yes/no",
+        "seconds between two bake measurements (a few at least: SGLang's gauges change every 40 decode steps)",
+    ),
+    "ddtree_deploy_bake_failure_limit": (
+        _at_least(0, whole=True),
+        "a whole number, 0 or more",
+        "failed measurements a bake check may have before it fails the deploy (0 fails on the first)",
+    ),
+    "ddtree_deploy_bake_checks": (
+        _checks,
+        "a list of mappings, each with a name (e.g. [{name: aborts, bound: 0.05}])",
+        "changes to the bake's default checks, by name (docs/bake.md)",
     ),
 }
 
@@ -163,6 +187,13 @@ def errors(settings):
         check, what, why = RULES[name]
         if not check(value):
             problems.append(f"{name} ({show(value)}) must be {what}: {why}.")
+    # A bake shorter than its interval would take no measurement.
+    bake, interval = _whole(settings.get("ddtree_deploy_bake_s")), _whole(settings.get("ddtree_deploy_bake_interval"))
+    if bake and interval and interval > bake:
+        problems.append(
+            f"ddtree_deploy_bake_interval ({interval}) must not exceed ddtree_deploy_bake_s ({bake}): "
+            "the bake would take no measurement."
+        )
     return problems
 
 

@@ -273,3 +273,39 @@ def _equivalence(candidate, baseline, tokens):
         eq["ok"] = True
         eq["msg"] = "the first {} tokens match on {} prompt(s)".format(eq["tokens"], len(eq["checked"]))
     return eq
+
+
+def not_measured_reason(service, unit):
+    """Why the baseline was not measured, from the snapshot's view of the unit before the switch."""
+    unit = unit or {}
+    if unit.get("active"):
+        return (
+            f"{service} runs, and no check compares with it "
+            "(ddtree_deploy_min_gain null, ddtree_deploy_equivalence_tokens 0)"
+        )
+    if not unit.get("exists"):
+        return f"{service} has no unit, so there is nothing to measure"
+    return f"{service} is not running (systemd: {unit.get('systemd_state')}), so there is nothing to measure"
+
+
+def baseline(measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False):
+    """The gate's baseline side as the deploy keeps it, with ``stop``: the fail-closed message when a check
+    that compares with the baseline (the gain gate, or the output equivalence of a running unit) has none,
+    else None. ``measured``: the side's summary, or None when it was not measured (no check needs it, or no
+    service runs); ``unit``: the snapshot's view of the unit before the switch."""
+    side = dict(measured) if measured is not None else summarise(not_measured=not_measured_reason(service, unit))
+    side["stop"] = None
+    if side.get("measured") or without_baseline:
+        return side
+    if min_gain is not None:
+        check = f"The gain gate (ddtree_deploy_min_gain {min_gain})"
+    elif int(equivalence_tokens or 0) > 0 and (unit or {}).get("active"):
+        check = f"The output-equivalence check (ddtree_deploy_equivalence_tokens {equivalence_tokens})"
+    else:
+        return side
+    side["stop"] = (
+        f"the baseline cannot be measured: {'; '.join(side.get('failures') or [])}. {check} compares the new "
+        "service with it, so the deploy stops before the switch. Make the running service answer, or set "
+        "ddtree_deploy_gate_without_baseline: true to deploy without those checks"
+    )
+    return side

@@ -169,7 +169,7 @@ class Sample:
         self.gauges = gauges  # name -> value
         self.counters = counters  # name -> value
         self.histograms = histograms  # name -> {"buckets": [(le, cumulative count)], "count", "sum"}
-        self.status_counts = status_counts  # HTTP status code (str) -> sglang:http_responses_total
+        self.status_counts = status_counts  # HTTP status code (str) -> sglang:http_responses_total of POSTs
 
     def to_dict(self):
         return {
@@ -203,10 +203,17 @@ def _family_name(name, kind):
     return name
 
 
-def parse(text, at=0.0):
-    """Parse Prometheus text into a Sample; MetricsError for a body that is not Prometheus text."""
+def parse(text, at=0.0, content_type=None):
+    """Parse Prometheus text into a Sample; MetricsError for a body that is not Prometheus text.
+
+    An empty body served as Prometheus text (content_type ``text/plain; version=0.0.4``) is a server
+    that has counted nothing yet: SGLang's multiprocess registry writes a family only once it has a
+    sample (srt/utils/common.py:2843-2853), so a unit that has served no request answers an empty
+    /metrics. That is an empty Sample (no traffic), not an error."""
     if not HAS_PROMETHEUS:
         raise ImportError("prometheus_client is required")
+    if (not text or not text.strip()) and "version=0.0.4" in (content_type or ""):
+        return Sample(at, {}, {}, {}, {})
     if not text or not text.strip():
         raise MetricsError(
             "the /metrics answer is empty: start the server with --enable-metrics, or point the url at the SGLang unit"
@@ -242,7 +249,10 @@ def parse(text, at=0.0):
             if s.name.endswith("_created"):
                 continue
             value += s.value
-            if name == "sglang:http_responses_total":
+            # Answers to the inference APIs only (POST /generate, /v1/completions, /v1/chat/completions):
+            # the middleware counts every request (http_request_metrics.py:77-97), this scrape's GET
+            # /metrics and a balancer's GET /health included, which are no traffic.
+            if name == "sglang:http_responses_total" and s.labels.get("method", "POST") == "POST":
                 code = s.labels.get("status_code", "")
                 status[code] = status.get(code, 0.0) + s.value
         (gauges if kind == "gauge" else counters)[name] = value
@@ -273,7 +283,7 @@ def scrape(client, path="/metrics", timeout=None):
         )
     if not 200 <= resp.status_code < 300:
         raise http_status_error("GET", client.url(path), resp.status_code, resp.text)
-    return parse(resp.text, at=at)
+    return parse(resp.text, at=at, content_type=resp.headers.get("content-type"))
 
 
 def histogram_quantile(q, buckets):
@@ -332,7 +342,7 @@ def measure(before, after):
         return window
     requests = deltas["sglang:num_requests_total"]
     aborted = deltas["sglang:num_aborted_requests_total"]
-    answers = deltas["sglang:http_responses_total"]
+    answers = sum(after.status_counts.values()) - sum(before.status_counts.values())
     window["traffic"] = requests > 0 or aborted > 0 or answers > 0
     window["requests"] = requests
     window["aborted"] = aborted

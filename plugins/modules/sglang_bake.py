@@ -98,11 +98,24 @@ options:
     description:
       - What an C(inconclusive) bake does. V(fail) fails the task (a deploy then rolls back); V(pass) returns
         with RV(result=inconclusive) and a warning.
-      - Driving synthetic load with llm_bench when there is no traffic is planned (docs/bake.md); it is not
-        an option yet.
+      - V(load) drives synthetic load when a measurement sees no traffic. From that measurement on, to the end
+        of the bake, O(load_concurrency) closed-loop streams send streamed completions to the server, with
+        M(ddtree.sglang.llm_bench)'s code (C(plugins/module_utils/_bench.py)). The next windows are judged
+        under that load. A bake that is still inconclusive then fails. RV(load) says when the load started.
     type: str
-    choices: [fail, pass]
+    choices: [fail, pass, load]
     default: fail
+  load_concurrency:
+    description:
+      - Streams of the synthetic load of O(inconclusive=load). Low on purpose. It gives the checks traffic to
+        measure, not a load test; the baseline-relative throughput check compares only at similar load.
+    type: int
+    default: 1
+  load_max_tokens:
+    description:
+      - Tokens each request of the synthetic load asks for (O(inconclusive=load)).
+    type: int
+    default: 64
   checks:
     description:
       - Changes to the default checks (plugins/module_utils/_metrics.py C(DEFAULT_CHECKS)), as a list of
@@ -240,6 +253,14 @@ summary:
   returned: always
   type: dict
   sample: {seconds: 30.0, traffic: true, requests: 40, spec_accept_length: 2.4, ttft_p90: 0.35}
+load:
+  description:
+    - The synthetic load of O(inconclusive=load), or null when none was driven. C(started_s) is the second
+      of the bake it began, C(after_measurement) the measurement without traffic that started it,
+      C(concurrency) and C(max_tokens) its settings, C(url) where it sent its requests.
+  returned: when O(state=bake)
+  type: dict
+  sample: {started_s: 15.0, after_measurement: 1, concurrency: 1, max_tokens: 64, url: http://127.0.0.1:30000/v1/completions}
 checks:
   description: The checks table the bake used (defaults with O(checks) applied), reasons included.
   returned: when O(state=bake)
@@ -251,19 +272,56 @@ elapsed:
   type: float
 """
 
+import threading  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
 
 try:
-    from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _bench, _metrics
     from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS, HttpClient, HttpError
 except ImportError:  # requests or prometheus_client may be missing on the managed host
     _metrics = None
     IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
+
+
+class LoadDriver:
+    """Closed-loop synthetic load in the background (inconclusive=load): llm_bench's Bench at one level for
+    the rest of the bake plus one interval, so its last requests end after the bake's last scrape and no
+    request it cuts short is counted in a window. The module does not wait for it: its threads are daemons
+    and end with the module."""
+
+    def __init__(self, url, seconds, concurrency, max_tokens, timeout, api_key=None, validate_certs=True):
+        self.bench = _bench.Bench(
+            url,
+            concurrency=[concurrency],
+            duration=seconds,
+            warmup=0,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            api_key=api_key,
+            validate_certs=validate_certs,
+        )
+        self.result = None
+        self.thread = threading.Thread(target=self._run, name="sglang_bake-load", daemon=True)
+
+    def _run(self):
+        try:
+            self.result = self.bench.run()
+        except Exception as exc:  # noqa: BLE001 - reported, never raised in a daemon thread
+            self.result = {"failed": True, "msg": f"synthetic load stopped: {exc}"}
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def error(self):
+        """Why the load ended early (it failed), or None while it runs or after it ran well."""
+        result = self.result or {}
+        return result.get("msg") if result.get("failed") else None
 
 
 class SglangBake:
@@ -277,6 +335,29 @@ class SglangBake:
         )
         self.start = time.monotonic()
         self.deadline = self.start + p["duration"] + p["request_timeout"]
+        self.load = None
+        self.load_info = None
+
+    def start_load(self, entry):
+        """Drive closed-loop load from now to the end of the bake (and one interval more)."""
+        p = self.params
+        seconds = max(p["interval"], self.start + p["duration"] - time.monotonic()) + p["interval"]
+        self.load = LoadDriver(
+            p["url"],
+            seconds,
+            p["load_concurrency"],
+            p["load_max_tokens"],
+            timeout=max(p["request_timeout"], 30.0),
+            api_key=p["api_key"],
+            validate_certs=p["validate_certs"],
+        ).start()
+        self.load_info = {
+            "started_s": round(self.elapsed(), 1),
+            "after_measurement": entry["index"],
+            "concurrency": p["load_concurrency"],
+            "max_tokens": p["load_max_tokens"],
+            "url": self.load.bench.base_url + _bench.PATHS["completions"],
+        }
 
     def elapsed(self):
         return round(time.monotonic() - self.start, 3)
@@ -322,7 +403,7 @@ class SglangBake:
         worst = {}
         measurements, inconclusive, errors_in_a_row = [], 0, 0
         first = prev = None
-        result = {"changed": False, "checks": checks, "measurements": measurements}
+        result = {"changed": False, "checks": checks, "measurements": measurements, "load": None}
         # A first good sample starts the first window.
         while first is None:
             got = self.scrape()
@@ -389,6 +470,9 @@ class SglangBake:
             if not window["traffic"]:
                 inconclusive += 1
                 entry.update(status="inconclusive", checks=[])
+                if p["inconclusive"] == "load" and self.load is None:
+                    self.start_load(entry)
+                    result["load"] = self.load_info
                 continue
             verdicts = _metrics.judge(window, checks, p["baseline"], p["gate"])
             entry["checks"] = verdicts
@@ -429,6 +513,20 @@ class SglangBake:
                 f"saw no traffic (no request finished, aborted or answered; inconclusive_limit "
                 f"{p['inconclusive_limit']})"
             )
+            if p["inconclusive"] == "load":
+                load_error = self.load.error() if self.load is not None else None
+                self.fail(
+                    why
+                    + (
+                        f", under synthetic load from {self.load_info['started_s']:g} s"
+                        + (f" ({load_error})" if load_error else "")
+                        if self.load is not None
+                        else ""
+                    )
+                    + "; inconclusive=load. The server took no measurable traffic even under load: check that it "
+                    "answers completions and that its /metrics counts them",
+                    **result,
+                )
             if p["inconclusive"] == "fail":
                 self.fail(
                     why + "; inconclusive=fail. Bake while the unit serves traffic, or set inconclusive=pass", **result
@@ -468,7 +566,9 @@ def main():
             failure_limit=dict(type="int", default=1),
             inconclusive_limit=dict(type="int", default=2),
             consecutive_error_limit=dict(type="int", default=2),
-            inconclusive=dict(type="str", default="fail", choices=["fail", "pass"]),
+            inconclusive=dict(type="str", default="fail", choices=["fail", "pass", "load"]),
+            load_concurrency=dict(type="int", default=1),
+            load_max_tokens=dict(type="int", default=64),
             checks=dict(type="list", elements="dict", default=[]),
             replace_checks=dict(type="bool", default=False),
             baseline=dict(type="dict"),
@@ -493,6 +593,9 @@ def main():
             msg=f"interval ({module.params['interval']:g} s) must not exceed duration "
             f"({module.params['duration']:g} s): the bake would take no measurement"
         )
+    for option in ("load_concurrency", "load_max_tokens"):
+        if module.params[option] < 1:
+            module.fail_json(msg=f"{option} must be 1 or more, got {module.params[option]}")
     for option in ("failure_limit", "inconclusive_limit", "consecutive_error_limit"):
         if module.params[option] < 0:
             module.fail_json(msg=f"{option} must be 0 or more, got {module.params[option]}")

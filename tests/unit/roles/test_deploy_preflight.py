@@ -50,23 +50,28 @@ BAD_SETTINGS = {
     # A real boolean, as YAML's `true` in group_vars gives; a float variable would read it as 1 s.
     "wait_ready true": (
         {"ddtree_deploy_probe_wait_ready": True},
-        "Check the gate's and the probe's settings",
+        "Check the gate's, the probe's and the bake's settings",
         "ddtree_deploy_probe_wait_ready (true) must be a number of seconds, not yes/no (`true` would be 1 s)",
     ),
     "timeout true": (
         {"ddtree_deploy_probe_timeout": True},
-        "Check the gate's and the probe's settings",
+        "Check the gate's, the probe's and the bake's settings",
         "ddtree_deploy_probe_timeout (true) must be a number of seconds, not yes/no (`true` would be 1 s)",
     ),
     "gate repeats 0": (
         {"ddtree_deploy_gate_repeats": 0},
-        "Check the gate's and the probe's settings",
+        "Check the gate's, the probe's and the bake's settings",
         "ddtree_deploy_gate_repeats (0) must be at least 1",
+    ),
+    "bake interval longer than the bake": (
+        {"ddtree_deploy_bake_s": 10, "ddtree_deploy_bake_interval": 15},
+        "Check the gate's, the probe's and the bake's settings",
+        "ddtree_deploy_bake_interval (15) must not exceed ddtree_deploy_bake_s (10): the bake would take no",
     ),
     # Two settings wrong at once: both named in the one message.
     "min gain mapping and warmup text": (
         {"ddtree_deploy_min_gain": {"sixteen": 0.1}, "ddtree_deploy_gate_warmup": "soon"},
-        "Check the gate's and the probe's settings",
+        "Check the gate's, the probe's and the bake's settings",
         'ddtree_deploy_min_gain ({"sixteen": 0.1}) must be a fraction above -1',
     ),
 }
@@ -87,5 +92,7 @@ def test_seconds_pass_the_check(tmp_path, ansible_cli_env):
     rc, out = run_preflight(
         tmp_path, ansible_cli_env, {"ddtree_deploy_probe_wait_ready": 120, "ddtree_deploy_probe_timeout": "30"}
     )
-    assert "TASK [ddtree.sglang.ddtree_deploy : Preflight | Check the gate's and the probe's settings]" in out, out
+    assert (
+        "TASK [ddtree.sglang.ddtree_deploy : Preflight | Check the gate's, the probe's and the bake's settings]" in out
+    ), out
     assert "not yes/no" not in out, out

@@ -42,8 +42,8 @@ def test_the_role_names_only_declared_events():
 
 
 def test_an_unknown_event_is_an_error_not_a_failed_outcome():
-    with pytest.raises(dr.DeployRecordError, match="unknown deploy event 'bake'.*declared in STAGES"):
-        dr.append(dr.new_record("r"), "bake")
+    with pytest.raises(dr.DeployRecordError, match="unknown deploy event 'soak'.*declared in STAGES"):
+        dr.append(dr.new_record("r"), "soak")
 
 
 def test_a_failed_probe_rolled_back_and_verified():
@@ -258,3 +258,90 @@ def test_a_restore_that_failed_on_the_server_is_down(failed, started, probed):
     verdict = dr.restore_failure(failed, "t", started, probed, ACTIVE)
     assert verdict["state"] == "down" and verdict["verified"] is False, verdict
     assert dr.outcome(dr.append(_at("probe"), "verified", result=verdict)) == "restore_failed"
+
+
+# --- the bake (issue 22) ----------------------------------------------------------------------------
+
+
+def test_a_failed_bake_is_rolled_back_with_the_bakes_fix():
+    record = run(
+        ("switch", 1),
+        ("stopped", 2),
+        ("ready", 20),
+        ("probe", 20),
+        ("probed", 21),
+        ("equivalence", 22),
+        ("gate", 25),
+        ("bake", 26),
+        ("failed", 56, {"cause": "bake: sglang:spec_accept_length 1.02 for 2 of 3 measurements (bound >= 1.86)"}),
+        ("restart", 57),
+        ("restored", 70),
+        ("verified", 71, {"verified": True}),
+    )
+    course = dr.summary(record, profile="ddtree", journal="/r/j.txt")
+    assert (course["outcome"], course["failure"]["step"], course["touched"]) == ("rolled_back", "bake", "unit")
+    assert "regressed under traffic during the bake" in course["failure"]["fix"]
+    assert "ddtree_deploy_bake_checks" in course["failure"]["fix"]
+
+
+BAKE = {
+    "failed": True,
+    "result": "fail",
+    "msg": "bake: sglang:spec_accept_length 1.02 for 2 of 3 measurements (bound >= 1.86, 60 % of 3.1 at the gate)"
+    " (window 5 s, 3 measurements in 15 s)",
+    "measurements": [
+        {
+            "index": 1,
+            "elapsed": 5.0,
+            "status": "pass",
+            "window": {"spec_accept_length": 3.1, "requests": 4, "abort_ratio": 0.0, "ttft_p90": 0.2},
+            "checks": [{"name": "accept_length_vs_gate", "result": "pass"}],
+        },
+        {
+            "index": 2,
+            "elapsed": 10.0,
+            "status": "fail",
+            "window": {"spec_accept_length": 1.02, "requests": 4, "abort_ratio": 0.25, "ttft_p90": 0.2},
+            "checks": [{"name": "accept_length_vs_gate", "result": "fail"}, {"name": "aborts", "result": "fail"}],
+        },
+        {"index": 3, "elapsed": 15.0, "status": "error", "window": None, "checks": [], "error": "no answer"},
+    ],
+    "summary": {"seconds": 15.0, "requests": 8, "spec_accept_length": 1.02},
+    "failed_checks": [{"name": "accept_length_vs_gate", "failed": 2, "counted": 3, "message": "bake: ..."}],
+    "load": None,
+}
+RUN = {"host": "h", "bake_s": 30, "bake_interval": 5, "bake_inconclusive": "load"}
+
+
+def test_the_report_carries_the_bakes_measurements_summary_and_failed_checks():
+    r = dr.report(run(("switch", 1), ("bake", 2)), RUN, bake=BAKE, bake_baseline={"summary": {"requests": 9}})
+    bake = r["bake"]
+    assert (bake["seconds"], bake["interval"], bake["inconclusive_policy"], bake["result"]) == (30, 5, "load", "fail")
+    assert bake["msg"].startswith("bake: sglang:spec_accept_length 1.02")
+    assert [m["status"] for m in bake["measurements"]] == ["pass", "fail", "error"]
+    assert bake["measurements"][1]["failed"] == ["accept_length_vs_gate", "aborts"]
+    assert bake["measurements"][1]["spec_accept_length"] == 1.02 and bake["measurements"][2]["error"] == "no answer"
+    assert bake["summary"]["requests"] == 8 and bake["failed_checks"][0]["name"] == "accept_length_vs_gate"
+    assert bake["baseline"] == {"requests": 9} and bake["baseline_msg"] is None
+
+
+def test_a_baseline_without_metrics_is_said_and_a_bake_off_is_off():
+    no_metrics = {"failed": False, "msg": "baseline: cannot read the metrics of http://x: GET ... answered 404"}
+    bake = dr.report(run(("switch", 1)), RUN, bake=None, bake_baseline=no_metrics)["bake"]
+    assert bake["result"] == "not run" and bake["baseline"] is None
+    assert "serves no metrics" in bake["baseline_msg"] and "answered 404" in bake["baseline_msg"]
+    assert "checks relative to the baseline were skipped" in bake["baseline_msg"]
+    off = dr.report(run(("switch", 1)), {"host": "h"}, bake={"skipped": True})["bake"]
+    assert (off["result"], off["measurements"], off["baseline_msg"]) == ("off", [], None)
+
+
+def test_probe_steps_keep_results_the_first_failure_and_what_was_not_tried():
+    probes = {"new": {"results": [], "not_tried": {}, "failed_api": None}}
+    probes = dr.probe_step(probes, "new", "completions", {"failed": True, "msg": "HTTP 400: mismatch"})
+    probes = dr.probe_step(probes, "new", "chat", {"skipped": True, "skip_reason": "Conditional result was False"})
+    new = probes["new"]
+    assert [r["item"] for r in new["results"]] == ["completions"] and new["failed_api"] == "completions"
+    assert new["not_tried"] == {"chat": "not tried: completions failed first, the server is known broken"}
+    assert new["msg"] == "completions: HTTP 400: mismatch"
+    ok = dr.probe_step({}, "restored", "completions", {"failed": False, "tokens_per_second": 50.0})["restored"]
+    assert ok["failed_api"] is None and ok["msg"] is None and ok["results"][0]["tokens_per_second"] == 50.0

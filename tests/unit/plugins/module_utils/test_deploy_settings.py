@@ -30,6 +30,12 @@ GOOD = [
     ("ddtree_deploy_probe_wait_ready", 0),
     ("ddtree_deploy_probe_wait_ready", "900"),
     ("ddtree_deploy_probe_timeout", 60),
+    ("ddtree_deploy_bake_s", 0),
+    ("ddtree_deploy_bake_s", "90"),
+    ("ddtree_deploy_bake_interval", 15),
+    ("ddtree_deploy_bake_failure_limit", 0),
+    ("ddtree_deploy_bake_checks", []),
+    ("ddtree_deploy_bake_checks", [{"name": "aborts", "bound": 0.05}]),
 ]
 
 # (variable, value, what the message must say)
@@ -55,6 +61,12 @@ BAD = [
     ("ddtree_deploy_probe_wait_ready", True, "ddtree_deploy_probe_wait_ready (true) must be a number of seconds"),
     ("ddtree_deploy_probe_timeout", 0, "ddtree_deploy_probe_timeout (0) must be a number of seconds"),
     ("ddtree_deploy_probe_timeout", None, "ddtree_deploy_probe_timeout (null) must be"),
+    ("ddtree_deploy_bake_s", True, "ddtree_deploy_bake_s (true) must be a whole number of seconds, 0 or more"),
+    ("ddtree_deploy_bake_s", -1, "0 turns the bake off"),
+    ("ddtree_deploy_bake_interval", 0, "ddtree_deploy_bake_interval (0) must be a whole number of seconds, 1 or more"),
+    ("ddtree_deploy_bake_failure_limit", -1, "ddtree_deploy_bake_failure_limit (-1) must be a whole number"),
+    ("ddtree_deploy_bake_checks", {"name": "aborts"}, "must be a list of mappings, each with a name"),
+    ("ddtree_deploy_bake_checks", [{"bound": 0.05}], "ddtree_deploy_bake_checks"),
 ]
 
 
@@ -167,3 +179,13 @@ def test_what_the_configs_do_not_say_is_not_compared():
 def test_a_config_that_is_not_an_object_is_named():
     problems = draft_fit_errors([], DRAFT)
     assert problems and "not a JSON object" in problems[0] and "a list" in problems[0], problems
+
+
+def test_a_bake_interval_longer_than_the_bake_is_refused():
+    problems = errors({"ddtree_deploy_bake_s": 10, "ddtree_deploy_bake_interval": 15})
+    assert problems == [
+        "ddtree_deploy_bake_interval (15) must not exceed ddtree_deploy_bake_s (10): "
+        "the bake would take no measurement."
+    ]
+    # Off, the interval is not compared.
+    assert errors({"ddtree_deploy_bake_s": 0, "ddtree_deploy_bake_interval": 15}) == []

@@ -5,6 +5,7 @@ llm_bench sweep and llm_probe greedy runs as the role registers them."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ddtree.sglang.plugins.filter.deploy_baseline import deploy_baseline
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_compare import sglang_gate_compare
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_summary import sglang_gate_summary
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare, required_gain, summarise
@@ -152,3 +153,47 @@ def test_filters_check_their_input():
     assert off["levels"] == [] and off["measured"]
     base = side({1: [40.0] * 3})
     assert sglang_gate_compare(base, baseline=base, min_gain=0.0)["gate"] == "pass"
+
+
+# --- the deploy's baseline side and its fail-closed verdict (baseline.yml) ----------------------------
+
+RUNNING = {"exists": True, "active": True, "systemd_state": "active (running)"}
+
+
+def test_a_measured_baseline_never_stops_the_deploy():
+    side = deploy_baseline({"measured": True, "failures": [], "median": 40.0}, unit=RUNNING, min_gain=0.1)
+    assert side["measured"] and side["stop"] is None and side["median"] == 40.0
+
+
+def test_a_baseline_the_gate_needs_and_cannot_measure_stops_the_deploy_with_the_cause():
+    side = deploy_baseline(
+        {"measured": False, "failures": ["completions: HTTP 400"]}, unit=RUNNING, service="sglang-qwen", min_gain=0.1
+    )
+    assert side["stop"] == (
+        "the baseline cannot be measured: completions: HTTP 400. The gain gate (ddtree_deploy_min_gain 0.1) "
+        "compares the new service with it, so the deploy stops before the switch. Make the running service "
+        "answer, or set ddtree_deploy_gate_without_baseline: true to deploy without those checks"
+    )
+    assert (
+        deploy_baseline({"measured": False, "failures": ["x"]}, unit=RUNNING, min_gain=0.1, without_baseline=True)[
+            "stop"
+        ]
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("unit", "equivalence", "reason", "stops"),
+    [
+        (RUNNING, 0, "sglang-qwen runs, and no check compares with it", False),
+        ({"exists": False}, 32, "sglang-qwen has no unit, so there is nothing to measure", False),
+        ({"exists": True, "active": False, "systemd_state": "failed"}, 32, "is not running (systemd: failed)", False),
+        (RUNNING, 32, "sglang-qwen runs", True),  # equivalence on a running unit needs the baseline
+    ],
+)
+def test_a_side_not_measured_says_why_and_stops_only_when_a_check_needs_it(unit, equivalence, reason, stops):
+    side = deploy_baseline(None, unit=unit, service="sglang-qwen", min_gain=None, equivalence_tokens=equivalence)
+    assert side["measured"] is False and reason in side["failures"][0]
+    assert (side["stop"] is not None) is stops
+    if stops:
+        assert "The output-equivalence check (ddtree_deploy_equivalence_tokens 32)" in side["stop"]

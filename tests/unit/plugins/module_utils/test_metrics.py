@@ -92,6 +92,29 @@ def test_malformed_body_is_named(body, words):
         _metrics.parse(body)
 
 
+def test_an_empty_prometheus_body_is_a_server_that_counted_nothing_yet():
+    # SGLang 0.5.23 before its first request: 200, text format 0.0.4, no family written yet.
+    empty = _metrics.parse("", at=1.0, content_type="text/plain; version=0.0.4; charset=utf-8")
+    later = _metrics.parse(SglangMetrics().render(), at=2.0)
+    assert _metrics.measure(empty, empty)["traffic"] is False
+    assert _metrics.measure(empty, later)["restarted"] is False
+    with pytest.raises(_metrics.MetricsError, match="empty"):
+        _metrics.parse("", content_type="text/html")
+
+
+def test_scrapes_and_health_checks_are_no_traffic():
+    # SGLang's middleware counts every request, GET /metrics (the bake's own scrape) included.
+    text = (
+        "# HELP sglang:http_responses_total doc\n# TYPE sglang:http_responses_total counter\n"
+        'sglang:http_responses_total{endpoint="/metrics",method="GET",status_code="200"} %d\n'
+        'sglang:http_responses_total{endpoint="/health",method="GET",status_code="503"} %d\n'
+    )
+    a = _metrics.parse(text % (1, 1), at=1.0)
+    b = _metrics.parse(text % (5, 4), at=2.0)
+    window = _metrics.measure(a, b)
+    assert window["traffic"] is False and window["http_5xx_ratio"] is None
+
+
 def test_checks_merge_change_disable_add_and_reject():
     checks = _metrics.merge_checks(
         [

@@ -164,3 +164,76 @@ def test_gate_figure_that_is_not_a_number_is_named():
         failed
         and result["msg"] == "gate: spec_accept_length must be a number (the figure the gate measured), got 'n/a'"
     )
+
+
+# --- inconclusive=load: synthetic load when there is no traffic ------------------------------------------
+
+
+def test_no_traffic_with_load_drives_load_and_judges_the_unit_under_it(sglang_sim):
+    # The simulator serves /metrics as SGLang 0.5.23 does; nobody sends it a request but the bake's load.
+    sim = sglang_sim(
+        algorithm="DDTREE",
+        mode=None,
+        behaviour={"DDTREE": {"tok_s": 200, "accept_length": 3.0}},
+        args=["--enable-metrics", "--decode-log-interval", "1"],
+    )
+    failed, result = run_main(
+        sglang_bake.main,
+        {
+            "url": sim.base_url,
+            "duration": 3.0,
+            "interval": 0.75,
+            "inconclusive": "load",
+            "load_max_tokens": 16,
+            "gate": {"spec_accept_length": 3.0},
+        },
+    )
+    assert not failed, result["msg"]
+    statuses = [m["status"] for m in result["measurements"]]
+    # The first window had no traffic and started the load; the windows after it were judged.
+    assert statuses[0] == "inconclusive", result["measurements"][0].get("error")
+    assert "pass" in statuses[1:] and "fail" not in statuses
+    assert result["result"] == "pass"
+    assert result["load"]["after_measurement"] == 1 and result["load"]["concurrency"] == 1
+    assert result["load"]["url"] == sim.base_url + "/v1/completions"
+    assert result["summary"]["requests"] > 0
+    assert result["elapsed"] < 3.0 + 5  # the load does not hold the module past duration + request_timeout
+
+
+def test_load_judges_a_collapsed_unit_as_failed(sglang_sim):
+    sim = sglang_sim(
+        algorithm="DDTREE",
+        mode=None,
+        behaviour={"DDTREE": {"tok_s": 200, "accept_length": 1.0}},
+        args=["--enable-metrics", "--decode-log-interval", "1"],
+    )
+    failed, result = run_main(
+        sglang_bake.main,
+        {
+            "url": sim.base_url,
+            "duration": 3.0,
+            "interval": 0.75,
+            "failure_limit": 0,
+            "inconclusive": "load",
+            "load_max_tokens": 16,
+            "gate": {"spec_accept_length": 3.1},
+        },
+    )
+    assert failed and result["result"] == "fail"
+    assert "bake: sglang:spec_accept_length 1" in result["msg"] and "60 % of 3.1 at the gate" in result["msg"]
+    assert result["load"]["after_measurement"] == 1
+
+
+def test_load_that_cannot_reach_completions_still_fails_inconclusive():
+    # /metrics answers but there is no completions endpoint: the load gets no traffic in.
+    with MetricsServer(SglangMetrics()) as server:
+        failed, result = bake(server.url, inconclusive="load")
+    assert failed and result["result"] == "inconclusive"
+    assert "inconclusive=load" in result["msg"] and "synthetic load from" in result["msg"]
+    assert result["load"]["after_measurement"] == 1
+
+
+@pytest.mark.parametrize("option", ["load_concurrency", "load_max_tokens"])
+def test_load_settings_below_one_are_refused(option):
+    failed, result = bake("http://127.0.0.1:9", inconclusive="load", **{option: 0})
+    assert failed and result["msg"] == f"{option} must be 1 or more, got 0"
