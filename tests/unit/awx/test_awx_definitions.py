@@ -381,7 +381,8 @@ def test_workflow_is_canary_approval_promote_rollout_with_rollback_on_failure_or
     canary = by_id["canary"]
     assert canary["unified_job_template"] == deploy and canary["limit"] == conf["ddtree_awx_canary_limit"]
     # The canary is proved but not promoted: its previous unit stays last-known-good until approval.
-    assert canary["extra_data"] == {"ddtree_deploy_promote": False}
+    # It bakes before the approval node (issue 22): the approval comes after its metrics were judged.
+    assert canary["extra_data"] == {"ddtree_deploy_promote": False, "ddtree_deploy_bake_s": 90}
     (approve,) = [by_id[i] for i in canary["success_nodes"]]
     assert "approval_node" in approve and approve["approval_node"]["timeout"] > 0
     (promote_canary,) = [by_id[i] for i in approve["success_nodes"]]
