@@ -250,7 +250,7 @@ def parse(text, at=0.0, content_type=None):
                 continue
             value += s.value
             # Answers to the inference APIs only (POST /generate, /v1/completions, /v1/chat/completions):
-            # the middleware counts every request (http_request_metrics.py:77-97), this scrape's GET
+            # the middleware counts every request (http_request_metrics.py:75-105), this scrape's GET
             # /metrics and a balancer's GET /health included, which are no traffic.
             if name == "sglang:http_responses_total" and s.labels.get("method", "POST") == "POST":
                 code = s.labels.get("status_code", "")
