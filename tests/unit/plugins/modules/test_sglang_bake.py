@@ -2,10 +2,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """sglang_bake against a loopback server that serves SGLang-shaped /metrics changing per scrape."""
 
+import re
 import socket
+import threading
 import time
 
 import pytest
+import requests
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
 from module_harness import run_main
 from sglang_metrics_text import MetricsServer, SglangMetrics
@@ -237,3 +240,58 @@ def test_load_that_cannot_reach_completions_still_fails_inconclusive():
 def test_load_settings_below_one_are_refused(option):
     failed, result = bake("http://127.0.0.1:9", inconclusive="load", **{option: 0})
     assert failed and result["msg"] == f"{option} must be 1 or more, got 0"
+
+
+def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx(sglang_sim):
+    # The simulator degrades 0.5 s after it is ready, as SGLang retracting requests under memory pressure:
+    # accept length 1.02 and a third of the requests aborted, which a non-streamed client sees as HTTP 503.
+    sim = sglang_sim(
+        algorithm="DDTREE",
+        mode=None,
+        behaviour={
+            "DDTREE": {
+                "tok_s": 400,
+                "accept_length": 3.1,
+                "degrade": {"after_s": 0.5, "accept_length": 1.02, "abort_rate": 0.34},
+            }
+        },
+        args=["--enable-metrics", "--decode-log-interval", "1"],
+    )
+    stop = threading.Event()
+
+    def client():  # production-like traffic: non-streamed completions back to back
+        while not stop.is_set():
+            try:
+                requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 12}, timeout=5)
+            except requests.RequestException:
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        failed, result = run_main(
+            sglang_bake.main,
+            {
+                "url": sim.base_url,
+                "duration": 4.0,
+                "interval": 1.0,
+                "failure_limit": 1,
+                "gate": {"spec_accept_length": 3.1},
+            },
+        )
+    finally:
+        stop.set()
+    assert failed and result["result"] == "fail"
+    names = [f["name"] for f in result["failed_checks"]]
+    assert "accept_length_vs_gate" in names and "http_5xx" in names, result["failed_checks"]
+    # The value is the simulator's accept length over 12-token requests (tokens / verify passes): 1 or so.
+    assert re.search(
+        r"bake: sglang:spec_accept_length 1(\.\d+)? for \d of \d measurements "
+        r"\(bound >= 1\.86, 60 % of 3\.1 at the gate\)",
+        result["msg"],
+    ), result["msg"]
+    assert re.search(
+        r"\(sglang:http_responses_total\) 0\.\d+ for \d of \d measurements \(bound <= 0\.01\)", result["msg"]
+    )
+    assert result["msg"].endswith(" s)") and "(window 1 s," in result["msg"]
