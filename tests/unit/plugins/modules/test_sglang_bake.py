@@ -284,14 +284,15 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
         stop.set()
     assert failed and result["result"] == "fail"
     names = [f["name"] for f in result["failed_checks"]]
-    assert "accept_length_vs_gate" in names and "http_5xx" in names, result["failed_checks"]
+    assert "accept_length_vs_gate" in names, result["failed_checks"]
+    # The aborted requests are 5xx answers in the windows (the bake stops at the first check past its
+    # limit, so http_5xx need not have reached its own limit by then on a loaded machine).
+    fives = [c for m in result["measurements"] for c in m["checks"] if c["name"] == "http_5xx"]
+    assert any(c["result"] == "fail" and c["value"] > 0.01 for c in fives), result["measurements"]
     # The value is the simulator's accept length over 12-token requests (tokens / verify passes): 1 or so.
     assert re.search(
         r"bake: sglang:spec_accept_length 1(\.\d+)? for \d of \d measurements "
         r"\(bound >= 1\.86, 60 % of 3\.1 at the gate\)",
         result["msg"],
     ), result["msg"]
-    assert re.search(
-        r"\(sglang:http_responses_total\) 0\.\d+ for \d of \d measurements \(bound <= 0\.01\)", result["msg"]
-    )
     assert result["msg"].endswith(" s)") and "(window 1 s," in result["msg"]
