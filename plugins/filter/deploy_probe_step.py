@@ -12,7 +12,7 @@ author: ddtree.sglang developers (@ddtree)
 description:
   - The ddtree_deploy role probes a service API by API (C(probe_service.yml)) and keeps, per purpose
     (C(new), C(restored), C(promoted), C(running)), C(results) (each with C(item), the API), C(not_tried)
-    (API - why), C(failed_api) (the first that failed) and C(msg) (every failed API's C(api: message)).
+    (API - why), C(failed_api) (the first that failed) and C(msg) (each failed API with its message).
   - This filter adds one API - its M(ddtree.sglang.llm_probe) result, or, when that task was skipped because
     an API before it failed, a note that it was not tried. The logic is in
     C(plugins/module_utils/_deploy_record.py), where it is unit-tested.

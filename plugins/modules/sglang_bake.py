@@ -568,7 +568,7 @@ def main():
             consecutive_error_limit=dict(type="int", default=2),
             inconclusive=dict(type="str", default="fail", choices=["fail", "pass", "load"]),
             load_concurrency=dict(type="int", default=1),
-            load_max_tokens=dict(type="int", default=64),
+            load_max_tokens=dict(type="int", default=64, no_log=False),
             checks=dict(type="list", elements="dict", default=[]),
             replace_checks=dict(type="bool", default=False),
             baseline=dict(type="dict"),
