@@ -73,13 +73,16 @@ def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(tric
         "no complete answer within 8 s ("
     ), result["msg"]
     if took > 11:
-        # Say how much of it was Ansible itself on this machine right now, for whoever reads the failure.
+        # Ansible's own start-up is not the module's deadline: on a loaded machine a no-op playbook
+        # alone can take seconds. The bound is 11 s, or what a no-op takes now plus the 8 s
+        # deadline and 1 s for the module's own start and answer, whichever is larger.
         playbook.write_text(NOOP)
         start = time.monotonic()
         subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
         noop = time.monotonic() - start
-        raise AssertionError(
-            f"ansible-playbook took {took:.1f} s against a trickling server (bound: 11 s); the module itself "
-            f"{result['elapsed_s']} s, and a no-op playbook takes {noop:.1f} s on this machine now"
-        )
+        if took > noop + 9:
+            raise AssertionError(
+                f"ansible-playbook took {took:.1f} s against a trickling server (bound: 11 s, or a no-op playbook's "
+                f"{noop:.1f} s + 9 s); the module itself {result['elapsed_s']} s"
+            )
     assert result["elapsed_s"] <= 8.5, result["elapsed_s"]
