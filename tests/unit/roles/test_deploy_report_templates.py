@@ -136,3 +136,21 @@ def test_a_failure_before_the_switch_ends_each_sentence_once_on_one_line(tmp_pat
     ), failure
     assert ".." not in failure
     assert "| cause | SGLang 0.5.23 refuses --cuda-graph-max-bs: ambiguous option: --cuda-graph-max-bs could" in md
+
+
+def test_a_failed_restore_ends_each_sentence_once(tmp_path, ansible_cli_env):
+    # The restore's error quotes a journal cause's fix, which ends with a period (deploy_failures' 'restore').
+    error = (
+        "Restore | Wait until the restored server is ready: did not come up. "
+        "Fix: turn CUDA graphs off (the 'nograph' variant).\n"
+    )
+    rec = record(
+        *EVERY_CHECK,
+        ("stopped", 7),
+        ("failed", 8, {"cause": "Not enough memory.", "task": "", "fix": "", "said": ""}),
+        ("verified", 9, {"verified": False, "state": "down", "systemd_state": "failed", "error": error}),
+    )
+    _line, _md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert failure.startswith("SERVICE DOWN on ct200-sim: "), failure
+    assert "(the 'nograph' variant). sglang-qwen is not serving (systemd: failed)." in failure, failure
+    assert ".." not in failure.replace("...", "")
