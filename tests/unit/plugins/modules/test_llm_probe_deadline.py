@@ -5,8 +5,8 @@
 
 The 11 s is the issue's bound (8 s of probe plus 3 s for Ansible to start the module and report),
 not a speed benchmark; before the fix the same run took 29-38 s. On a loaded machine, where
-Ansible's own part alone can take longer, the bound is the same probe failing at once plus 10 s. Measured figures, with and
-without pipelining, are in docs/probe.md.
+Ansible's own part alone can take longer, the bound is the same probe failing at once plus 10 s.
+Measured figures, with and without pipelining, are in docs/probe.md.
 """
 
 import json
