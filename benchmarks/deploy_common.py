@@ -44,8 +44,12 @@ def run(argv, **kw):
 
 
 @contextlib.contextmanager
-def simulated_hosts(hosts, group_vars=None):
-    """Boot one container per host ({name: host vars}), prepare them, yield the inventory path."""
+def simulated_hosts(hosts, group_vars=None, image=None):
+    """Boot one container per host ({name: host vars}), prepare them, yield the inventory path.
+
+    image: another test host image, e.g. the minimal host's (DDTREE_TEST_IMAGE_MINIMAL: no
+    python3-requests, no sudo), which is lent python3-requests to set up its NEXTN unit, as the
+    deploy_minimal_host scenario does (the deploy's preflight would install it anyway)."""
     suffix = secrets.token_hex(3)
     names = {h: f"{PREFIX}{h}-{suffix}" for h in hosts}
     workdir = Path(tempfile.mkdtemp(prefix="ddtree-bench-"))
@@ -64,10 +68,17 @@ def simulated_hosts(hosts, group_vars=None):
                 [
                     "podman", "run", "-d", "--name", name, "--hostname", host, "--runtime", "runc",
                     "--systemd=always", "--ulimit", "nofile=1024:4096", "--ulimit", "nproc=4096:4096",
-                    "--label", "ddtree.bench=1", IMAGE, "/sbin/init",
+                    "--label", "ddtree.bench=1", image or IMAGE, "/sbin/init",
                 ],
                 stdout=subprocess.DEVNULL,
             )  # fmt: skip
+        if image:
+            for name in names.values():
+                run(
+                    ["podman", "exec", name, "/bin/sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                     "apt-get install -y -qq --no-install-recommends python3-requests"],
+                    stdout=subprocess.DEVNULL,
+                )  # fmt: skip
         log(f"preparing {len(hosts)} simulated host(s) with a NEXTN unit")
         playbook(inv_path, ROOT / "extensions/molecule/shared/deploy_prepare.yml", workdir / "prepare.log")
         yield inv_path, workdir

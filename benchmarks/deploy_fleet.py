@@ -13,7 +13,9 @@ PLAY RECAP gives the tasks each host ran (ok, changed included, + failed) and sk
 the wall time can be read as tasks x per-task cost. --default-forks adds, for the largest
 fleet, a one-batch run with Ansible's default of 5 forks.
 
-    python benchmarks/deploy_fleet.py [--sizes 1 4 8 16] [--forks 16] [--default-forks]
+    python benchmarks/deploy_fleet.py [--sizes 1 4 8 16] [--forks 16] [--default-forks] [--one-batch]
+
+--one-batch: only the one-batch run of each size (half the time: the figure issue 23 compares).
 """
 
 import argparse
@@ -87,16 +89,17 @@ def main():
     parser.add_argument(
         "--default-forks", action="store_true", help="also one batch of the largest fleet with Ansible's 5 forks"
     )
+    parser.add_argument("--one-batch", action="store_true", help="only the one-batch run of each size")
     args = parser.parse_args()
     rows = []
     loads = [os.getloadavg()[0]]
     for size in args.sizes:
         hosts = {f"ct{200 + i}": HOST_VARS for i in range(size)}
         with simulated_hosts(hosts) as (inventory, workdir):
-            canary = timed_deploy(inventory, workdir, f"canary-{size}", size, CANARY, args.forks)
-            playbook(inventory, ROOT / "playbooks/rollback.yml", workdir / f"rollback-{size}.log", forks=args.forks)
-            one = timed_deploy(inventory, workdir, f"one-{size}", size, ["100%"], args.forks)
-            rows += [canary, one]
+            if not args.one_batch:
+                rows.append(timed_deploy(inventory, workdir, f"canary-{size}", size, CANARY, args.forks))
+                playbook(inventory, ROOT / "playbooks/rollback.yml", workdir / f"rollback-{size}.log", forks=args.forks)
+            rows.append(timed_deploy(inventory, workdir, f"one-{size}", size, ["100%"], args.forks))
             if args.default_forks and size == max(args.sizes):
                 playbook(inventory, ROOT / "playbooks/rollback.yml", workdir / f"rollback5-{size}.log", forks=5)
                 rows.append(timed_deploy(inventory, workdir, f"one-forks5-{size}", size, ["100%"], 5))
@@ -117,7 +120,7 @@ def main():
             f"| {r['gain'][0]:+.1%} .. {r['gain'][1]:+.1%} |"
         )
     print()
-    for size in args.sizes:
+    for size in [] if args.one_batch else args.sizes:
         canary, one = (next(r for r in rows if r["hosts"] == size and r["forks"] == args.forks and r["batches"] == b)
                        for b in (batches(size, CANARY), 1))  # fmt: skip
         if canary["batches"] > 1:

@@ -10,7 +10,10 @@ service proved by llm_probe. The service's own start time (`systemctl restart` u
 answers 200, timed inside the host) is measured separately on the same host. The load average
 is printed with the figures: the machine may be shared.
 
-    python benchmarks/deploy_rollback.py [--runs N] [--mode degenerate|chat_400]
+    python benchmarks/deploy_rollback.py [--runs N] [--mode degenerate|chat_400] [--minimal-su]
+
+--minimal-su: the host is the minimal Debian image (no sudo; DDTREE_TEST_IMAGE_MINIMAL) reached
+with become_method su, as a Proxmox container is (issue 23's bound holds there too).
 """
 
 import argparse
@@ -37,10 +40,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="deploys to time (default 3)")
     parser.add_argument("--mode", default="degenerate", help="the simulated DDTree failure (default degenerate)")
+    parser.add_argument("--minimal-su", action="store_true", help="a minimal host reached with become_method su")
     args = parser.parse_args()
     rows = []
     loads = [os.getloadavg()[0]]
-    with simulated_hosts(host(args.mode)) as (inventory, workdir):
+    image, group_vars = None, None
+    if args.minimal_su:
+        image = os.environ.get("DDTREE_TEST_IMAGE_MINIMAL", "localhost/ddtree-sglang-testhost-minimal:latest")
+        group_vars = {"ansible_become": True, "ansible_become_method": "su"}
+    with simulated_hosts(host(args.mode), group_vars=group_vars, image=image) as (inventory, workdir):
         container = next(iter(json.loads(inventory.read_text())["sglang_servers"]["hosts"].values()))["ansible_host"]
         assert container.startswith(PREFIX)
         for i in range(args.runs):
@@ -73,7 +81,10 @@ def main():
             )
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print()
-    print(f"DDTree mode {args.mode}; load average (1 min) {min(loads):.1f} .. {max(loads):.1f} while measuring")
+    host_kind = "; minimal host, become_method su" if args.minimal_su else ""
+    print(
+        f"DDTree mode {args.mode}{host_kind}; load average (1 min) {min(loads):.1f} .. {max(loads):.1f} while measuring"
+    )
     print()
     print(f"| measure (median of {len(rows)}) | seconds |")
     print("| --- | --- |")

@@ -29,7 +29,8 @@ options:
     type: str
     default: ''
   check_mode:
-    description: Whether the run was in check mode (outcome C(checked), no downtime).
+    description:
+      - Whether the run was in check mode (outcome C(checked), or C(check_failed) when a check failed; downtime 0).
     type: bool
     default: false
 """

@@ -267,12 +267,20 @@ def _span(marks, start, end):
     return None
 
 
+# Outcomes of a check-mode run (--check): nothing on the host changed, whatever the stage. Its own
+# outcomes, not a stage's: "preflight_failed" or "rolled_back" would say a deploy ran.
+CHECK_OUTCOMES = {
+    "checked": "every check that can run without changing the host passed; nothing was changed",
+    "check_failed": "a check failed; nothing was changed",
+}
+
+
 def outcome(record, check_mode=False):
     """The host's outcome: deployed, unchanged, <stage>_failed..., rolled_back, restore_failed,
-    restored_unverified, checked."""
-    if check_mode:
-        return "checked"
+    restored_unverified; in check mode checked or check_failed."""
     marks = _marks(record)
+    if check_mode:
+        return "check_failed" if "failed" in marks else "checked"
     if "done" in marks and "failed" not in marks:
         return "deployed" if (marks["done"]["result"] or {}).get("restarted", True) else "unchanged"
     name = current_stage(record)
@@ -295,7 +303,9 @@ def downtime(record, check_mode=False):
     marks = _marks(record)
     parts = {"candidate_load_s": None, "probing_s": None, "restore_s": None, "restored_load_s": None}
     if check_mode:
-        return None, parts
+        # Nothing was stopped: the sglang role stamps a restart it only would have done (its
+        # set_fact runs in check mode too), so that stamp says nothing here.
+        return 0.0, parts
     if "stopped" not in marks:
         # The old unit was never stopped: a failure before the switch or before the restart, or an
         # unchanged unit. It served throughout.
@@ -321,6 +331,10 @@ def summary(record, profile="", journal="", check_mode=False):
     if failure is not None:
         failure = dict(failure)
         failure["step"] = name
+        # One line: a module's message may hold a parser's or a traceback's line breaks, and the
+        # cause is quoted inside the host line, the failure message and a Markdown table cell.
+        if failure.get("cause"):
+            failure["cause"] = " ".join(str(failure["cause"]).split())
         failure["fix"] = failure.get("fix") or fix_for(name, journal, profile)
     total, parts = downtime(record, check_mode)
     verified = (marks.get("verified") or {}).get("result") or {}

@@ -280,6 +280,19 @@ class SglangReleaseInfo:
         self.check_flags(package_dir, result)
         self.module.exit_json(**result)
 
+    @staticmethod
+    def unregistered_algorithm(argv, result):
+        """The argv's --speculative-algorithm when the release does not know it (a member or an alias)."""
+        name = None
+        for index, word in enumerate(argv):
+            if word == "--speculative-algorithm" and index + 1 < len(argv):
+                name = argv[index + 1]
+            elif word.startswith("--speculative-algorithm="):
+                name = word.split("=", 1)[1]
+        if not name or name.upper() in result["algorithms"] or name.upper() in result["aliases"]:
+            return None
+        return name.upper()
+
     def check_flags(self, package_dir, result):
         """Check argv against the release's own argument definitions; fail naming what it refuses."""
         result["flags"] = None
@@ -314,6 +327,23 @@ class SglangReleaseInfo:
                 f"{release} refuses {flags}: the server would exit at start (status 2) with {details}. "
                 f"Options are ServerArgs field names of this release; its parser is {table['parser_source']}."
             )
+            # The result shows ddtree.registered false; say what that means for this unit, and
+            # whether it is why a flag is refused (a flag of the algorithm, --speculative-ddtree-budget).
+            missing = self.unregistered_algorithm(argv, result)
+            if missing:
+                prefix = f"--speculative-{missing.lower()}-"
+                own = [p["flag"] for p in problems if p["flag"].startswith(prefix)]
+                registered = " (ddtree.registered: false)" if missing == DDTREE else ""
+                result["msg"] += (
+                    f" This release does not register {missing}{registered}, which the unit's "
+                    f"--speculative-algorithm {missing} needs"
+                    + (f": that is why it has no {', '.join(own)}" if own else "")
+                    + (
+                        "; install SGLang PR #29907's build (docs/install.md)."
+                        if missing == DDTREE
+                        else "; install a build that adds it."
+                    )
+                )
             self.module.fail_json(**result)
 
     def import_check(self):

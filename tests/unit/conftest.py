@@ -57,9 +57,13 @@ def sglang_release_table(sglang_tables):
 @pytest.fixture(scope="session")
 def ansible_cli_env():
     """The environment for running ansible-playbook on localhost against the collection under
-    test: its collection path, no colour, no warnings about the implicit localhost inventory."""
+    test: its collection path, no colour, no warnings about the implicit localhost inventory, and
+    ansible-core's default stdout callback, whose `fatal:` line carries a failed task's whole
+    result (tests read it as JSON). Run from the clone, its ansible.cfg would select
+    ddtree_default, which leaves out of that line a msg the [ERROR] line above already printed."""
     return dict(
         os.environ,
+        ANSIBLE_STDOUT_CALLBACK="default",
         ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS_ROOT),
         ANSIBLE_NOCOLOR="1",
         ANSIBLE_LOCALHOST_WARNING="0",

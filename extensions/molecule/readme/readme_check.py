@@ -16,8 +16,11 @@ molecule or DDTREE_* settings, only DDTREE_DEMO_PREFIX=P so the demo's hosts are
 Each command's output (stdout and stderr, as a terminal shows them), exit status and new
 report directories go to DIR/transcript.json.
 
-check: every quote the README, docs/user-guide.md, docs/deploy.md and llm_probe's
-documentation make of the demo is compared with what was printed. Figures measured per run
+check: every quote the README, the docs that quote what a command prints (DOCS_QUOTING_OUTPUT)
+and llm_probe's documentation make of the demo is compared with what was printed: the demo's
+outcome lines, run summary and failure message must be quoted where the docs say so, and every
+outcome line (`ct129-sim: ROLLED BACK ...`) or probe verdict (`serving EAGLE on SGLang ...`)
+any of those docs quotes must be one the demo printed. Figures measured per run
 (decimals: tok/s, seconds, gains) and this run's report directory are the only parts that
 may differ. Prints each mismatch with the doc, the line printed and the fix; exit 1 on any.
 
@@ -41,6 +44,19 @@ import yaml  # the venv's: the scenario runs this script with its python
 # settings (max_ttft's 4 s, host counts) and must match.
 MEASURED = re.compile(r"[+-]?\d+\.\d+")
 REAL_HOSTS = "## Using it on real hosts"
+# The docs that quote what a command of the demo prints (docs/bake.md, docs/probe.md and
+# docs/awx.md quote other scenarios' output, which those scenarios' verifiers check; they are
+# scanned too, so a quote of the demo's lines there cannot go stale unnoticed).
+DOCS_QUOTING_OUTPUT = (
+    "README.md",
+    "docs/user-guide.md",
+    "docs/deploy.md",
+    "docs/probe.md",
+    "docs/bake.md",
+    "docs/awx.md",
+    "docs/install.md",
+)
+SERVING = re.compile(r"serving \w+ on SGLang \S+?(?=[:`])")
 
 
 def fold(text):
@@ -191,6 +207,17 @@ class Checker:
         return text.replace(f"{self.repo}/reports/{run_id}/", "reports/<run id>/")
 
 
+def quoted_outcome_lines(text, hosts):
+    """The lines of a doc's code blocks that quote a demo host's outcome line (`<host>: DEPLOYED ...`)."""
+    quoted = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            host = line.split(": ", 1)[0]
+            if host in hosts and re.match(rf"{re.escape(host)}: [A-Z][A-Z ]+\b", line):
+                quoted.append(line)
+    return quoted
+
+
 def report(repo, run_id, host):
     return json.loads((repo / "reports" / run_id / f"{host}.json").read_text())
 
@@ -269,6 +296,7 @@ def check_demo(c, prefix):
     c.quotes("README.md", f"`{cause}`", "ct129-sim's cause")
 
     # Each host's outcome line, as the demo printed it (the role's "Say how it went").
+    printed = {}
     for host in hosts:
         said = [
             ln.split(None, 1)[1]
@@ -278,6 +306,17 @@ def check_demo(c, prefix):
         c.expect(len(said) == 1, f"scripts/demo printed {len(said)} outcome lines for {host}")
         for line in said:
             c.quotes("docs/user-guide.md", line, f"{host}'s outcome line")
+        printed[host] = said
+    # And the other way round: no doc quotes an outcome line the demo no longer prints.
+    for doc in DOCS_QUOTING_OUTPUT:
+        for line in quoted_outcome_lines(c.doc(doc), hosts):
+            host = line.split(": ", 1)[0]
+            c.expect(
+                any(norm(line) == norm(said) for said in printed.get(host, [])),
+                f"{doc} quotes an outcome line the demo did not print:\n    quoted:  {line}"
+                f"\n    printed: {printed.get(host)}",
+                f"quote the line as the demo prints it in {doc}",
+            )
 
     # The run summary and what to do next.
     summary = out.split("# DDTree deploy ", 1)[-1].split("\nReports: ", 1)[0]
@@ -344,11 +383,12 @@ def check_commands(c):
             any(m.startswith("serving EAGLE on SGLang ") for m in serving.get("ct129-sim", [])),
             f"ct129-sim: {serving.get('ct129-sim')}",
         )
-        for said in re.findall(r"serving \w+ on SGLang \S+?(?=[:`])", fold(c.doc("docs/deploy.md"))):
-            c.expect(
-                any(said in m for ms in serving.values() for m in ms),
-                f"docs/deploy.md quotes '{said}', which the probe did not print",
-            )
+        for doc in DOCS_QUOTING_OUTPUT:
+            for said in SERVING.findall(fold(c.doc(doc))):
+                c.expect(
+                    any(said in m for ms in serving.values() for m in ms),
+                    f"{doc} quotes '{said}', which the probe did not print",
+                )
 
     deploy = by_playbook.get("playbooks/deploy_ddtree.yml")
     if deploy:
@@ -356,10 +396,10 @@ def check_commands(c):
         c.expect(
             deploy["rc"] == 2, f"{deploy['command']}: exit {deploy['rc']}, not 2 (a rolled-back host):\n{out[-3000:]}"
         )
-        fatal = [
-            ln for ln in out.splitlines() if ln.startswith("fatal: [ct129-sim]: FAILED!") and "ROLLED BACK on" in ln
-        ]
-        c.expect(len(fatal) == 1, f"{deploy['command']} printed the rollback in {len(fatal)} failed tasks, not one")
+        # Once: ansible.cfg's stdout callback (ddtree_default) prints the [ERROR] line and leaves the
+        # same message out of the fatal line below it.
+        said = [ln for ln in out.splitlines() if "ROLLED BACK on ct129-sim" in ln]
+        c.expect(len(said) == 1, f"{deploy['command']} printed the rollback message {len(said)} times, not once")
         message = re.search(r"^\[ERROR\]: Task failed: Action failed: (ROLLED BACK on ct129-sim: .*)$", out, re.M)
         c.expect(message is not None, f"{deploy['command']} printed no 'ROLLED BACK on ct129-sim' failure")
         c.expect(

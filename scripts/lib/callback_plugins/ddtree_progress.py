@@ -38,11 +38,24 @@ class CallbackModule(CallbackBase):
 
     def __init__(self):
         super().__init__()
-        path = os.environ.get("DDTREE_PROGRESS_FILE")
-        # Append: the path may be /dev/fd/N of a file the caller writes too (truncating would lose it).
-        self._out = open(path, "a", buffering=1) if path else None  # noqa: SIM115 (open for the run)
+        self._out = self._open(os.environ.get("DDTREE_PROGRESS_FILE"))
         self._stage = {}
         self._said = {}
+
+    @staticmethod
+    def _open(path):
+        """The progress file, for the run (closed at the stats).
+
+        /dev/fd/N is the caller's open descriptor (the demo's stderr as fd 3): write through a
+        duplicate of it, which shares the caller's file offset. Opening the path anew would make a
+        second open file with an offset of its own when stderr is a regular file, and the caller's
+        next lines would overwrite these (issue 24). Any other path is opened to append.
+        """
+        if not path:
+            return None
+        if path.startswith("/dev/fd/") and path[len("/dev/fd/") :].isdigit():
+            return os.fdopen(os.dup(int(path[len("/dev/fd/") :])), "a", buffering=1)
+        return open(path, "a", buffering=1)  # noqa: SIM115 (open for the run)
 
     def _line(self, text):
         if self._out:

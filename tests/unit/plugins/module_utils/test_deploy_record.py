@@ -113,7 +113,18 @@ def test_deployed_and_unchanged():
 
 def test_check_mode():
     s = dr.summary(run(("preflight", 1), ("done", 2, {})), check_mode=True)
-    assert (s["outcome"], s["downtime_s"]) == ("checked", None)
+    assert (s["outcome"], s["downtime_s"]) == ("checked", 0.0)
+
+
+def test_check_mode_ignores_the_restart_the_role_only_would_have_done():
+    # The sglang role stamps sglang_restarted_at in check mode too; nothing stopped.
+    s = dr.summary(run(("switch", 1), ("stopped", 2), ("ready", 3), ("done", 4, {})), check_mode=True)
+    assert (s["outcome"], s["downtime_s"]) == ("checked", 0.0)
+
+
+def test_a_check_that_fails_in_check_mode_is_check_failed_not_a_deploy_outcome():
+    s = dr.summary(run(("preflight", 1), ("options", 2), ("failed", 3, {"cause": "refuses --x"})), check_mode=True)
+    assert (s["outcome"], s["downtime_s"], s["failure"]["step"]) == ("check_failed", 0.0, "options")
 
 
 def test_a_restart_stamp_older_than_the_stage_is_another_runs():

@@ -118,3 +118,23 @@ def test_a_directory_without_sglang_fails_clearly(tmp_path):
     ok, result = run_module(tmp_path, path=str(tmp_path), argv=ARGV)
     assert not ok
     assert result["msg"].startswith(f"Cannot read the SGLang release at {tmp_path}")
+
+
+def test_a_refused_flag_of_an_algorithm_the_release_does_not_register_says_that_is_why(tmp_path, release):
+    # The pinned release has no DDTREE: its result says ddtree.registered false, and the message
+    # says what that means for a unit that asks for DDTREE.
+    argv = [*ARGV[:-1], "DDTREE", "--speculative-ddtree-budget", "7"]
+    ok, result = run_module(tmp_path, path=str(release), argv=argv)
+    assert not ok
+    assert result["ddtree"]["registered"] is False
+    assert result["msg"].endswith(
+        "its parser is sglang/srt/server_args.py:679. This release does not register DDTREE "
+        "(ddtree.registered: false), which the unit's --speculative-algorithm DDTREE needs: that is why it has "
+        "no --speculative-ddtree-budget; install SGLang PR #29907's build (docs/install.md)."
+    ), result["msg"]
+
+
+def test_a_registered_algorithm_adds_nothing(tmp_path, release):
+    ok, result = run_module(tmp_path, path=str(release), argv=[*ARGV, "--cuda-graph-max-bs", "8"])
+    assert not ok
+    assert "does not register" not in result["msg"]

@@ -1,0 +1,156 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a user reads at the end of a deploy: the host line, the Markdown report and the failure message.
+
+The role's own templates (roles/ddtree_deploy/templates) are rendered by ansible-playbook on
+localhost from a deploy record built with the record's own functions and turned into the report's
+data by the collection's filters, as report.yml and rescue.yml do.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
+
+TEMPLATES = Path(__file__).resolve().parents[3] / "roles" / "ddtree_deploy" / "templates"
+
+PLAY = """
+- hosts: all
+  gather_facts: false
+  vars:
+    ddtree_deploy_profile: ddtree
+    ddtree_deploy_service_name: sglang-qwen
+    ddtree_deploy_fallback_profile: nextn
+    __ddtree_deploy_had_snapshot: true
+    __ddtree_deploy_journal_path: reports/run/ct200-sim.journal.txt
+    __ddtree_deploy_store: /var/lib/ddtree-sglang/last-known-good/sglang-qwen
+    __ddtree_deploy_unit_before: {active: true, algorithm: NEXTN, fragment: /etc/systemd/system/sglang-qwen.service}
+    __ddtree_deploy_report_data: "{{ case.record | ddtree.sglang.deploy_report(run=case.run) }}"
+    __ddtree_deploy_course: >-
+      {{ case.record | ddtree.sglang.deploy_record_summary(profile='ddtree', journal=__ddtree_deploy_journal_path,
+         check_mode=case.run.check_mode) }}
+  tasks:
+    # As report.yml and rescue.yml render them.
+    - name: The host line
+      ansible.builtin.copy:
+        content: "{{ lookup('ansible.builtin.template', 'host_line.j2') | trim }}"
+        dest: "{{ out }}/line.txt"
+        mode: "0600"
+    - name: The Markdown report
+      ansible.builtin.template:
+        src: host_report.md.j2
+        dest: "{{ out }}/report.md"
+        mode: "0600"
+    - name: The failure message
+      ansible.builtin.copy:
+        content: "{{ lookup('ansible.builtin.template', 'failure_msg.j2') | trim | regex_replace('\\\\s+', ' ') }}"
+        dest: "{{ out }}/failure.txt"
+        mode: "0600"
+      when: (__ddtree_deploy_course.failure or none) is not none
+"""
+
+
+def record(*events):
+    rec = dr.new_record("run")
+    for event in events:
+        rec = dr.append(rec, event[0], result=event[2] if len(event) > 2 else None, at=event[1])
+    return rec
+
+
+def render(tmp_path, env, rec, check_mode):
+    (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
+    (tmp_path / "play.yml").write_text(PLAY)
+    case = {"record": rec, "run": {"host": "ct200-sim", "profile": "ddtree", "check_mode": check_mode}}
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "ct200-sim,", "-c", "local", "play.yml"]
+        + ["--extra-vars", json.dumps({"case": case, "out": str(out), "ansible_python_interpreter": sys.executable})],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    failure = out / "failure.txt"
+    return (
+        (out / "line.txt").read_text(),
+        (out / "report.md").read_text(),
+        failure.read_text() if failure.exists() else None,
+    )
+
+
+EVERY_CHECK = (("preflight", 1), ("snapshot", 2), ("install", 3), ("options", 4), ("baseline", 5), ("switch", 6))
+
+
+def test_check_mode_says_what_was_checked_and_that_nothing_changed(tmp_path, ansible_cli_env):
+    # The sglang role stamps the restart it would have done (its set_fact runs in check mode too).
+    rec = record(*EVERY_CHECK, ("stopped", 7), ("ready", 7), ("probe", 8), ("probed", 8), ("done", 9, {}))
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=True)
+    assert line == (
+        "ct200-sim: CHECKED ddtree: preflight, snapshot and the new unit's options passed their checks (the switch, "
+        "probe and gain gate need a real run); nothing was changed (check mode)"
+    )
+    assert md.startswith("# ct200-sim: checked\n\n" + line + "\n")
+    downtime = md.split("## Downtime\n", 1)[1].strip()
+    assert downtime == "0 s. None (check mode: nothing was stopped, restarted or changed)."
+    assert failure is None
+
+
+def test_a_check_that_fails_in_check_mode_says_where_on_one_line(tmp_path, ansible_cli_env):
+    cause = "SGLang 0.5.23 refuses --cuda-graph-max-bs: the server would exit at start\n(status 2)."
+    rec = record(*EVERY_CHECK[:4], ("failed", 5, {"cause": cause, "task": "", "fix": "", "said": ""}))
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=True)
+    assert line == (
+        "ct200-sim: CHECK FAILED at options: SGLang 0.5.23 refuses --cuda-graph-max-bs: the server would exit at "
+        "start (status 2); nothing was changed (check mode)"
+    )
+    assert "0 s. None (check mode: nothing was stopped, restarted or changed)." in md
+    assert failure == (
+        "CHECK FAILED on ct200-sim at step 'options' (check mode: nothing was changed): SGLang 0.5.23 refuses "
+        "--cuda-graph-max-bs: the server would exit at start (status 2)."
+    )
+
+
+@pytest.mark.parametrize("stage", ["options", "baseline"])
+def test_a_failure_before_the_switch_ends_each_sentence_once_on_one_line(tmp_path, ansible_cli_env, stage):
+    # sglang_release_info's message ends with its parser's place and a period.
+    cause = (
+        "SGLang 0.5.23 refuses --cuda-graph-max-bs: ambiguous option:\n--cuda-graph-max-bs could match "
+        "--cuda-graph-max-bs-decode. Its parser is sglang/srt/server_args.py:679."
+    )
+    events = EVERY_CHECK[:4] if stage == "options" else EVERY_CHECK[:5]
+    rec = record(*events, ("failed", 6, {"cause": cause, "task": "", "fix": "", "said": ""}))
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert "\n" not in line
+    outcome = "OPTIONS REFUSED" if stage == "options" else "BASELINE FAILED"
+    assert line.startswith(f"ct200-sim: {outcome} at {stage}: "), line
+    assert "ambiguous option: --cuda-graph-max-bs could match" in line
+    assert failure.endswith(
+        "Its parser is sglang/srt/server_args.py:679. sglang-qwen was not touched and still runs as before."
+    ), failure
+    assert ".." not in failure
+    assert "| cause | SGLang 0.5.23 refuses --cuda-graph-max-bs: ambiguous option: --cuda-graph-max-bs could" in md
+
+
+def test_a_failed_restore_ends_each_sentence_once(tmp_path, ansible_cli_env):
+    # The restore's error quotes a journal cause's fix, which ends with a period (deploy_failures' 'restore').
+    error = (
+        "Restore | Wait until the restored server is ready: did not come up. "
+        "Fix: turn CUDA graphs off (the 'nograph' variant).\n"
+    )
+    rec = record(
+        *EVERY_CHECK,
+        ("stopped", 7),
+        ("failed", 8, {"cause": "Not enough memory.", "task": "", "fix": "", "said": ""}),
+        ("verified", 9, {"verified": False, "state": "down", "systemd_state": "failed", "error": error}),
+    )
+    _line, _md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert failure.startswith("SERVICE DOWN on ct200-sim: "), failure
+    assert "(the 'nograph' variant). sglang-qwen is not serving (systemd: failed)." in failure, failure
+    assert ".." not in failure.replace("...", "")
