@@ -204,8 +204,30 @@ def touched(record):
     return stage(name)["touches"] if name else "nothing"
 
 
-def fix_for(name, journal, profile):
-    return stage(name)["fix"].replace("{journal}", journal).replace("{profile}", profile)
+# A bake that failed without a failed check did not judge the unit (sglang_bake's result, no
+# failed_checks): the bake stage's fix ("regressed under traffic") would be wrong. The fix by what
+# stopped it; the unit is restored all the same, as nothing proved it under traffic.
+BAKE_UNJUDGED_FIX = {
+    "inconclusive": "The bake saw no traffic it could judge, which is not a verdict on {profile}: bake while the unit "
+    "serves production traffic, or with ddtree_deploy_bake_inconclusive load (synthetic traffic); if it saw none even "
+    "under load, check that the unit answers completions and that its /metrics counts them (docs/bake.md).",
+    "restarted": "The unit restarted during the bake (its counters went down): read the saved journal ({journal}) "
+    "for why it stopped. A crash under traffic is a regression of {profile} to report upstream (sgl-project/sglang "
+    "#29907) with this report and the journal.",
+    "unreadable": "The bake could not read the unit's /metrics, which is not a verdict on {profile}: check that the "
+    "unit still runs (the saved journal: {journal}) and serves /metrics at ddtree_deploy_base_url, then deploy again.",
+}
+
+
+def bake_unjudged(failed_result):
+    """Why a failed sglang_bake result judged nothing (a key of BAKE_UNJUDGED_FIX), or None when a
+    check failed (a regression: the bake stage's own fix)."""
+    if not isinstance(failed_result, dict) or "measurements" not in failed_result or failed_result.get("failed_checks"):
+        return None
+    if failed_result.get("result") == "inconclusive":
+        return "inconclusive"
+    errors = [m.get("error") or "" for m in failed_result.get("measurements") or [] if isinstance(m, dict)]
+    return "restarted" if any("restarted" in e for e in errors) else "unreadable"
 
 
 def _failed_items(failed_result):
@@ -230,10 +252,11 @@ def failure(record, failed_result, sglang_failure=None):
     else:
         msg = failed_result.get("msg") or "unknown failure"
     role = sglang_failure if isinstance(sglang_failure, dict) and current_stage(record) == "switch" else {}
+    unjudged = bake_unjudged(failed_result) if current_stage(record) == "bake" else None
     return {
         "task": role.get("step") or "",
         "cause": role.get("cause") or msg,
-        "fix": role.get("fix") or "",
+        "fix": role.get("fix") or (BAKE_UNJUDGED_FIX[unjudged] if unjudged else ""),
         "said": role.get("line") or "",
     }
 
@@ -335,7 +358,9 @@ def summary(record, profile="", journal="", check_mode=False):
         # cause is quoted inside the host line, the failure message and a Markdown table cell.
         if failure.get("cause"):
             failure["cause"] = " ".join(str(failure["cause"]).split())
-        failure["fix"] = failure.get("fix") or fix_for(name, journal, profile)
+        failure["fix"] = (
+            (failure.get("fix") or stage(name)["fix"]).replace("{journal}", journal).replace("{profile}", profile)
+        )
     total, parts = downtime(record, check_mode)
     verified = (marks.get("verified") or {}).get("result") or {}
     events = record.get("events", [])

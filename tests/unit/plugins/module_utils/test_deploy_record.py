@@ -295,6 +295,61 @@ def test_a_failed_bake_is_rolled_back_with_the_bakes_fix():
     assert "ddtree_deploy_bake_checks" in course["failure"]["fix"]
 
 
+def _bake_failure(failed_result):
+    stages = (("switch", 1), ("stopped", 2), ("ready", 20), ("probe", 20), ("probed", 21), ("bake", 26))
+    failed = dr.failure(run(*stages), failed_result)
+    return dr.summary(run(*stages, ("failed", 56, failed)), profile="ddtree", journal="/r/j.txt")["failure"]
+
+
+UNREADABLE = {
+    "failed": True,
+    "result": "fail",
+    "failed_checks": [],
+    "msg": "bake: cannot read the metrics of u",
+    "measurements": [{"index": 1, "status": "error", "error": "connection refused"}],
+}
+RESTARTED = {
+    "failed": True,
+    "result": "fail",
+    "failed_checks": [],
+    "msg": "bake: the server at u restarted",
+    "measurements": [{"index": 2, "status": "error", "error": "a counter went down: the server restarted"}],
+}
+INCONCLUSIVE = {
+    "failed": True,
+    "result": "inconclusive",
+    "failed_checks": [],
+    "msg": "bake inconclusive: 6 of 6",
+    "measurements": [{"index": 1, "status": "inconclusive"}],
+}
+
+
+@pytest.mark.parametrize(
+    "failed_result, says",
+    [
+        (UNREADABLE, "could not read the unit's /metrics, which is not a verdict on ddtree"),
+        (RESTARTED, "restarted during the bake (its counters went down): read the saved journal (/r/j.txt)"),
+        (INCONCLUSIVE, "saw no traffic it could judge, which is not a verdict on ddtree"),
+    ],
+)
+def test_a_bake_that_judged_nothing_does_not_say_the_profile_regressed(failed_result, says):
+    failure = _bake_failure(failed_result)
+    assert failure["step"] == "bake" and failure["cause"] == failed_result["msg"]
+    assert says in failure["fix"], failure["fix"]
+    assert "regressed" not in failure["fix"] and "{" not in failure["fix"], failure["fix"]
+
+
+def test_a_bake_whose_check_failed_says_the_profile_regressed():
+    failed_result = {
+        "failed": True,
+        "result": "fail",
+        "msg": "bake: sglang:spec_accept_length 1.0",
+        "measurements": [],
+        "failed_checks": [{"name": "accept_length_floor"}],
+    }
+    assert "regressed under traffic during the bake" in _bake_failure(failed_result)["fix"]
+
+
 BAKE = {
     "failed": True,
     "result": "fail",
