@@ -218,7 +218,7 @@ def _by_name(report):
 
 
 def tuning_records(reports):
-    """One tuning record per GPU class, from the host reports of a tune run: [{gpu_class, record}].
+    """One tuning record per GPU class, from the host reports of a tune run: [{gpu_class, dest, record}].
 
     The record is what group_vars/<class>.yml takes as is: ddtree_deploy_candidates (the winner alone,
     so the class's next deploy tries it first) and ddtree_deploy_tuning (class, release, every candidate
@@ -302,5 +302,5 @@ def tuning_records(reports):
                     "extra_args": chosen["extra_args"],
                 }
             ]
-        out.append({"gpu_class": gpu_class, "record": record})
+        out.append({"gpu_class": gpu_class, "dest": f"tuning-{gpu_class}.yml", "record": record})
     return out
