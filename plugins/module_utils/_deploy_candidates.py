@@ -193,24 +193,43 @@ def winner(attempts):
     return best[1] if best else None
 
 
+def won(attempts, kept=None, mode="deploy"):
+    """Which candidate the host serves and of how many, for more than one candidate or a tune:
+    "ddtree+nograph, 2nd of 3" (deploy), "ddtree, the best of 3, +24.0 % at concurrency 16" (tune); None
+    otherwise (a single deploy says what it always said)."""
+    tried = [a for a in attempts or [] if not a.get("final")]
+    chosen = next((a for a in tried if a.get("index") == kept), None)
+    if chosen is None or (mode != "tune" and (chosen.get("of") or 1) <= 1):
+        return None
+    count = chosen.get("of") or len(tried)
+    if mode == "tune":
+        gain = chosen.get("gain_at_production")
+        shown = f", {gain * 100:+.1f} % at concurrency {chosen.get('production_level')}" if gain is not None else ""
+        return f"{chosen['name']}, the best of {count}{shown}"
+    return f"{chosen['name']}, {ordinal(chosen['index'])} of {count}"
+
+
 def outcome_text(outcome, attempts, kept=None, mode="deploy"):
     """The host's outcome in words: the outcome itself for a single candidate (today's), else which
     candidate won and of how many ("deployed ddtree+nograph, 2nd of 3"), or that none passed."""
     tried = [a for a in attempts or [] if not a.get("final")]
-    if len(tried) <= 1 and (not tried or tried[0].get("of", 1) <= 1):
+    which = won(attempts, kept, mode)
+    if which and outcome in ("deployed", "unchanged"):
+        return f"{outcome} {which}"
+    count = max([a.get("of") or 1 for a in tried] or [1])
+    if count <= 1 or outcome in ("checked", "check_failed", "deployed", "unchanged"):
         return outcome
-    count = tried[0].get("of") or len(tried)
-    chosen = next((a for a in tried if a.get("index") == kept), None)
-    if outcome in ("deployed", "unchanged") and chosen is not None:
-        if mode == "tune":
-            gain = chosen.get("gain_at_production")
-            shown = f", {gain * 100:+.1f} % at concurrency {chosen.get('production_level')}" if gain is not None else ""
-            return f"{outcome} {chosen['name']}, the best of {count}{shown}"
-        return f"{outcome} {chosen['name']}, {ordinal(chosen['index'])} of {count}"
-    if outcome in ("checked", "check_failed"):
-        return outcome
-    failed = [a for a in tried if a.get("result") == "failed"]
-    return f"{outcome}: none of {count} candidates passed ({len(failed)} tried)"
+    return f"{outcome}: none of {count} candidates passed"
+
+
+def tried_text(attempts):
+    """Each failed candidate's step and cause, when more than one was tried and none is kept:
+    "none of 2 candidates passed (ddtree at switch: ...; ddtree+nograph at probe: ...)"; else None."""
+    tried = [a for a in attempts or [] if not a.get("final")]
+    if len(tried) < 2 or any(a.get("result") == "passed" for a in tried):
+        return None
+    each = "; ".join(f"{a.get('name')} at {a.get('failed_step')}: {a.get('cause')}" for a in tried)
+    return f"none of {len(tried)} candidates passed ({each})"
 
 
 def _by_name(report):

@@ -527,6 +527,8 @@ def summary(record, profile="", journal="", check_mode=False):
         "touched": touched(record),
         "outcome": the_outcome,
         "outcome_text": _candidates.outcome_text(the_outcome, summaries, kept, mode),
+        "won": _candidates.won(summaries, kept, mode),
+        "tried_text": _candidates.tried_text(summaries) if kept is None else None,
         "mode": mode,
         "failure": failure,
         # Where the journal of the host's failure is saved (the last candidate's).
@@ -690,6 +692,7 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
         "outcome": course["outcome"],
         # Issue 21: which candidate won and of how many ("deployed ddtree+nograph, 2nd of 3").
         "outcome_text": course["outcome_text"],
+        "won": course["won"],
         "mode": course["mode"],
         "candidate": shown["name"] if shown else run.get("profile"),
         "kept": course["kept"],
