@@ -116,11 +116,9 @@ def expand(
             "ddtree_deploy_mode tune compares the candidates' gains, which the gain gate measures: set "
             "ddtree_deploy_min_gain (0.0 keeps any candidate that is not slower) instead of null."
         )
+    # A named list (the AWX survey's choice, an extra variable) wins over ddtree_deploy_candidates (a tuning
+    # record in group_vars): the operator chose it for this run.
     if named:
-        if candidates is not None:
-            problems.append(
-                f"Set {VAR} or {LIST_VAR} ({named!r}), not both: the named list would replace the explicit one."
-            )
         if not isinstance(named, str) or named not in lists:
             problems.append(
                 f"{LIST_VAR} ({show(named)}) is not a named candidate list; use one of "
