@@ -154,3 +154,71 @@ def test_a_failed_restore_ends_each_sentence_once(tmp_path, ansible_cli_env):
     assert failure.startswith("SERVICE DOWN on ct200-sim: "), failure
     assert "(the 'nograph' variant). sglang-qwen is not serving (systemd: failed)." in failure, failure
     assert ".." not in failure.replace("...", "")
+
+
+def _cand(index, name, variants=()):
+    return {"index": index, "of": 2, "name": name, "profile": "ddtree", "variants": list(variants), "extra_args": {}}
+
+
+OOM = {
+    "cause": "Not enough memory. Please try to increase --mem-fraction-static.",
+    "task": "",
+    "fix": "lower it",
+    "said": "",
+}
+
+
+def test_a_later_candidate_kept_says_which_and_lists_both(tmp_path, ansible_cli_env):
+    """Issue 21: the first candidate's failure is not the host's; the host line says which one won."""
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, _cand(1, "ddtree")),
+        ("switch", 6),
+        ("stopped", 7),
+        ("failed", 8, dict(OOM, said="RuntimeError: Not enough memory.")),
+        ("candidate", 9, _cand(2, "ddtree+nograph", ["nograph"])),
+        ("switch", 9),
+        ("stopped", 10),
+        ("ready", 12),
+        ("probe", 12),
+        ("probed", 13),
+        ("passed", 14, {"figures": {}}),
+        ("done", 15, {"restarted": True}),
+    )
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert line.startswith("ct200-sim: DEPLOYED ddtree+nograph, 2nd of 2: "), line
+    assert "## Candidates (deploy: deployed ddtree+nograph, 2nd of 2)" in md
+    assert (
+        "| 1 | ddtree | failed | switch | Not enough memory. Please try to increase --mem-fraction-static. | lower it |"
+        in md
+    )
+    assert "| 2 | ddtree+nograph **kept** | passed | - |" in md
+    assert "| failed step | - |" in md
+    assert failure is None
+
+
+def test_every_candidate_failing_names_each_ones_step_and_cause(tmp_path, ansible_cli_env):
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, _cand(1, "ddtree")),
+        ("switch", 6),
+        ("stopped", 7),
+        ("failed", 8, OOM),
+        ("candidate", 9, _cand(2, "ddtree+nograph", ["nograph"])),
+        ("switch", 9),
+        ("stopped", 10),
+        ("failed", 11, {"cause": "CUDA out of memory. Tried to allocate 2.50 GiB.", "task": "", "fix": "", "said": ""}),
+        ("restart", 12),
+        ("restored", 14),
+        ("verified", 15, {"verified": True}),
+    )
+    line, _md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert line.startswith(
+        "ct200-sim: ROLLED BACK: none of 2 candidates passed; the last at switch: CUDA out of memory."
+    ), line
+    assert failure.startswith(
+        "ROLLED BACK on ct200-sim: none of 2 candidates passed (ddtree at switch: Not enough memory. Please try to "
+        "increase --mem-fraction-static.; ddtree+nograph at switch: CUDA out of memory. Tried to allocate 2.50 GiB.); "
+        "the last, 'ddtree+nograph', failed at step 'switch': CUDA out of memory."
+    ), failure
+    assert "Journal: reports/run/ct200-sim.2-ddtree+nograph.journal.txt" in failure
