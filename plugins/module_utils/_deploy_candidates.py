@@ -282,7 +282,7 @@ def tuning_records(reports):
                         "downtime_s": attempt.get("downtime_s"),
                     }
                 )
-            first = next(a for _, a in seen if a is not None)
+            first = next(attempt for _host, attempt in seen if attempt is not None)
             mean = round(sum(gains) / len(gains), 4) if gains and passed_everywhere else None
             rows.append(
                 {
