@@ -14,7 +14,17 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record
 
 FACT = "ddtree_deploy_record"
-OPTIONS = {"event", "result", "at", "not_before_stage", "start", "failed_result", "sglang_failure", "restore"}
+OPTIONS = {
+    "event",
+    "result",
+    "at",
+    "not_before_stage",
+    "start",
+    "failed_result",
+    "sglang_failure",
+    "restore",
+    "figures",
+}
 RESTORE_OPTIONS = {"failed_task", "started", "probed", "unit"}
 
 
@@ -54,6 +64,11 @@ class ActionModule(ActionBase):
                 result_of_event = _deploy_record.restore_failure(args["failed_result"], **restore)
             elif "failed_result" in args:
                 raise _deploy_record.DeployRecordError("failed_result goes with the events failed and verified")
+            # A candidate's figures (its gate's gains per level), with the mark that ends it: passed or failed.
+            if args.get("figures") is not None:
+                if not isinstance(args["figures"], dict):
+                    raise _deploy_record.DeployRecordError("figures must be a mapping")
+                result_of_event = dict(result_of_event or {}, figures=args["figures"])
             record = _deploy_record.append(
                 record,
                 event,

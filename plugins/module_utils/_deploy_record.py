@@ -13,6 +13,8 @@ from __future__ import absolute_import, annotations, division, print_function
 
 import time
 
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_candidates as _candidates
+
 
 class DeployRecordError(ValueError):
     """An event the record does not know (a stage missing from STAGES is a bug, not a failure)."""
@@ -145,6 +147,11 @@ MARKS = {
     "verified": "the restore finished",
     # every stage passed; result: {restarted: true|false}
     "done": "every stage passed",
+    # a candidate of ddtree_deploy_candidates begins (issue 21); the events up to the next one are its
+    # attempt. result: {index, of, name, profile, variants, extra_args, final}
+    "candidate": "a candidate begins",
+    # the candidate passed every step (probe, equivalence, gate, bake); result: {figures}
+    "passed": "the candidate passed every step",
 }
 
 
@@ -173,16 +180,42 @@ def append(record, event, result=None, at=None, not_before_stage=False):
     stages = [e for e in record.get("events", []) if e["event"] in _BY_NAME]
     if not_before_stage and (at in (None, "") or (stages and stamp < stages[-1]["time"])):
         return record
+    # One failure per attempt: a candidate's own rescue recorded it, the run's rescue (every candidate
+    # failed) must not replace its cause with the summary it fails the host with.
+    if event == "failed" and any(e["event"] == "failed" for e in _current_events(record)):
+        return record
     record["events"] = list(record.get("events", [])) + [{"event": event, "time": round(stamp, 3), "result": result}]
     return record
 
 
 def _marks(record):
+    return _marks_of(record.get("events", []))
+
+
+def _marks_of(events):
     marks = {}
-    for event in record.get("events", []):
+    for event in events:
         if event["event"] in MARKS:
             marks[event["event"]] = event
     return marks
+
+
+def _current_events(record):
+    """The events of the current attempt (since the last candidate mark), or of the whole record."""
+    events = list(record.get("events", []))
+    starts = [i for i, e in enumerate(events) if e["event"] == "candidate"]
+    return events[starts[-1] :] if starts else events
+
+
+def attempts(record):
+    """The candidates tried, in order: [{candidate (the mark's result), events}]."""
+    out = []
+    for event in record.get("events", []):
+        if event["event"] == "candidate":
+            out.append({"candidate": dict(event.get("result") or {}), "events": [event]})
+        elif out:
+            out[-1]["events"].append(event)
+    return out
 
 
 def current_stage(record):
@@ -198,10 +231,14 @@ def stage(name):
     return _BY_NAME[name]
 
 
+_TOUCHES = ("nothing", "host", "unit")
+
+
 def touched(record):
-    """What a failure now leaves behind: nothing, host or unit (the current stage's)."""
-    name = current_stage(record)
-    return stage(name)["touches"] if name else "nothing"
+    """What a failure now leaves behind: nothing, host or unit; the most of any stage begun (a later
+    candidate failing before its switch still leaves the unit an earlier candidate switched)."""
+    names = [e["event"] for e in record.get("events", []) if e["event"] in _BY_NAME]
+    return max((stage(n)["touches"] for n in names), key=_TOUCHES.index, default="nothing")
 
 
 # A bake that failed without a failed check did not judge the unit (sglang_bake's result, no
@@ -304,14 +341,19 @@ def outcome(record, check_mode=False):
     marks = _marks(record)
     if check_mode:
         return "check_failed" if "failed" in marks else "checked"
-    if "done" in marks and "failed" not in marks:
+    events = record.get("events", [])
+    done = [i for i, e in enumerate(events) if e["event"] == "done"]
+    # Done, and no failure after it (an earlier candidate's failure is not the host's).
+    if done and not any(e["event"] == "failed" for e in events[done[-1] :]):
         return "deployed" if (marks["done"]["result"] or {}).get("restarted", True) else "unchanged"
     name = current_stage(record)
     if name is None:
         raise DeployRecordError("a deploy record without any stage has no outcome")
     declared = stage(name)
-    if declared["touches"] != "unit":
+    if touched(record) != "unit":
         return declared["outcome"]
+    if declared["touches"] != "unit":
+        declared = stage("switch")
     verdict = (marks.get("verified") or {}).get("result") or {}
     if verdict.get("verified"):
         return declared["outcome"]
@@ -329,6 +371,8 @@ def downtime(record, check_mode=False):
         # Nothing was stopped: the sglang role stamps a restart it only would have done (its
         # set_fact runs in check mode too), so that stamp says nothing here.
         return 0.0, parts
+    if len(attempts(record)) > 1:
+        return _downtime_of_attempts(attempts(record))
     if "stopped" not in marks:
         # The old unit was never stopped: a failure before the switch or before the restart, or an
         # unchanged unit. It served throughout.
@@ -346,32 +390,181 @@ def downtime(record, check_mode=False):
     return None, parts
 
 
-def summary(record, profile="", journal="", check_mode=False):
-    """Everything the report says about the run's course: stage, outcome, failure, downtime, timings."""
-    marks = _marks(record)
-    failure = (marks.get("failed") or {}).get("result")
-    name = current_stage(record)
-    if failure is not None:
-        failure = dict(failure)
-        failure["step"] = name
-        # One line: a module's message may hold a parser's or a traceback's line breaks, and the
-        # cause is quoted inside the host line, the failure message and a Markdown table cell.
-        if failure.get("cause"):
-            failure["cause"] = " ".join(str(failure["cause"]).split())
-        failure["fix"] = (
-            (failure.get("fix") or stage(name)["fix"]).replace("{journal}", journal).replace("{profile}", profile)
+def _downtime_of_attempts(tried):
+    """Downtime over several candidates: the service is down from a stop until a candidate that passed is
+    ready or the last-known-good is restored. The parts add up to it: each candidate's load and probing,
+    each restore and restored load, and switching_s, the time from a failed candidate to the next one's
+    stop when nothing was restored in between (its journal, the next candidate's options check)."""
+    names = ("candidate_load_s", "probing_s", "restore_s", "restored_load_s", "switching_s")
+    parts = dict.fromkeys(names, 0.0)
+    total = 0.0
+    down_since = None
+    gap_from = None
+    for attempt in tried:
+        marks = _marks_of(attempt["events"])
+        # Where this attempt's counted time ends before a restore or the next candidate: its probe
+        # passed (the gate or bake failed it later), or it failed.
+        end = marks.get("probed") or marks.get("failed")
+        if "stopped" in marks:
+            if down_since is None:
+                down_since = marks["stopped"]["time"]
+            elif gap_from is not None:
+                parts["switching_s"] += marks["stopped"]["time"] - gap_from
+            loaded = marks.get("ready") or marks.get("failed")
+            if loaded:
+                parts["candidate_load_s"] += loaded["time"] - marks["stopped"]["time"]
+            if "ready" in marks and "passed" not in marks and end:
+                parts["probing_s"] += end["time"] - marks["ready"]["time"]
+        elif down_since is None:
+            continue
+        elif gap_from is not None and end:
+            # Failed before its switch (its options), down all along.
+            parts["switching_s"] += end["time"] - gap_from
+        if "restart" in marks and end:
+            parts["restore_s"] += marks["restart"]["time"] - end["time"]
+            if "restored" in marks:
+                parts["restored_load_s"] += marks["restored"]["time"] - marks["restart"]["time"]
+        if "passed" in marks and "ready" in marks:
+            total += marks["ready"]["time"] - down_since
+            down_since = gap_from = None
+        elif "restored" in marks:
+            total += marks["restored"]["time"] - down_since
+            down_since = gap_from = None
+        elif end:
+            gap_from = end["time"]
+    parts = {name: round(value, 2) for name, value in parts.items()}
+    return (round(total, 2) if down_since is None else None), parts
+
+
+def _failure_of(result, step, journal, profile):
+    """A failed mark's result as the report shows it: with its step, on one line, with a fix."""
+    if result is None:
+        return None
+    failure = dict(result)
+    failure.pop("figures", None)
+    failure["step"] = step
+    # One line: a module's message may hold a parser's or a traceback's line breaks, and the
+    # cause is quoted inside the host line, the failure message and a Markdown table cell.
+    if failure.get("cause"):
+        failure["cause"] = " ".join(str(failure["cause"]).split())
+    # Any fix may name the journal and the profile: a stage's, the sglang role's, an unjudged bake's.
+    fix = failure.get("fix") or stage(step)["fix"]
+    failure["fix"] = fix.replace("{journal}", journal).replace("{profile}", profile)
+    return failure
+
+
+def candidate_journal(journal, candidate):
+    """Where a candidate's rescue saves its journal: beside the host's (<host>.journal.txt) as
+    <host>.<index>-<name>.journal.txt; the host's own when there is one candidate."""
+    if not journal or (candidate.get("of") or 1) <= 1:
+        return journal
+    stem = journal[: -len(".journal.txt")] if journal.endswith(".journal.txt") else journal
+    name = "".join(ch if ch.isalnum() or ch in "+-_" else "_" for ch in str(candidate.get("name") or ""))
+    return f"{stem}.{candidate.get('index')}-{name}.journal.txt"
+
+
+def _attempt_summary(attempt, journal, step_before, ends_at):
+    """One candidate tried: what it was, how it ended (passed, failed, not finished), where and why it
+    failed with the fix, its figures (gain per level of the gate, from the passed or failed mark), its
+    time and its share of the downtime."""
+    candidate = attempt["candidate"]
+    events = attempt["events"]
+    marks = _marks_of(events)
+    stages = [e["event"] for e in events if e["event"] in _BY_NAME]
+    step = stages[-1] if stages else step_before
+    failed = (marks.get("failed") or {}).get("result")
+    reached = {e["event"] for e in events if e["event"] in _BY_NAME}
+    failure = (
+        _failure_of(
+            failed, step, candidate_journal(journal, candidate), candidate.get("name") or candidate.get("profile") or ""
         )
+        or {}
+    )
+    figures = ((marks.get("passed") or {}).get("result") or failed or {}).get("figures") or {}
+    # Figures of the steps it reached only (the facts behind them may still be an earlier candidate's).
+    gains = [g for g in figures.get("gains") or [] if isinstance(g, dict)] if "equivalence" in reached else []
+    level = _candidates.production_level(gains)
+    total, parts = _downtime_of_attempts([attempt])
+    probe = figures.get("probe") if isinstance(figures.get("probe"), dict) and "probe" in reached else {}
+    return {
+        "index": candidate.get("index"),
+        "of": candidate.get("of"),
+        "name": candidate.get("name"),
+        "profile": candidate.get("profile"),
+        "variants": list(candidate.get("variants") or []),
+        "extra_args": dict(candidate.get("extra_args") or {}),
+        "final": bool(candidate.get("final")),
+        "result": "passed" if "passed" in marks else "failed" if failed is not None else "not finished",
+        "failed_step": failure.get("step"),
+        "failed_task": failure.get("task") or None,
+        "cause": failure.get("cause"),
+        "fix": failure.get("fix"),
+        "server_said": failure.get("said") or None,
+        "gains": gains,
+        "production_level": level,
+        "gain_at_production": _candidates.gain_at(gains, level),
+        "gate": figures.get("gate") if "equivalence" in reached else "not run",
+        "equivalence_ok": figures.get("equivalence_ok") if "equivalence" in reached else None,
+        # Its first probe after the switch: the API, the decode rate and the first token.
+        "probe": {k: probe.get(k) for k in ("item", "tokens_per_second", "ttft_s", "failed") if k in probe},
+        "journal": candidate_journal(journal, candidate) if failed is not None else None,
+        # The restore before the next candidate (ddtree_deploy_restore_between_candidates), or the run's.
+        "restore": (marks.get("verified") or {}).get("result"),
+        "downtime_s": total,
+        "downtime": parts,
+        "timings": {"total_s": round(ends_at - events[0]["time"], 2)},
+    }
+
+
+def summary(record, profile="", journal="", check_mode=False):
+    """Everything the report says about the run's course: stage, outcome, failure, downtime, timings, and
+    with candidates (issue 21) every candidate tried, the winner, the one serving and the one kept."""
+    marks = _marks(record)
+    name = current_stage(record)
+    the_outcome = outcome(record, check_mode)
+    # The host's failure is the last candidate's (an earlier one's is not the host's), none once deployed.
+    failure = (_marks_of(_current_events(record)).get("failed") or {}).get("result")
+    tried = attempts(record)
+    # The fix names the profile that failed: the last candidate's.
+    profile = (tried[-1]["candidate"].get("profile") if tried else None) or profile
+    host_journal = journal
+    journal = candidate_journal(journal, tried[-1]["candidate"]) if tried else journal
+    failure = None if the_outcome in ("deployed", "unchanged") else _failure_of(failure, name, journal, profile)
     total, parts = downtime(record, check_mode)
     verified = (marks.get("verified") or {}).get("result") or {}
     events = record.get("events", [])
+    step_before = None
+    summaries = []
+    for i, attempt in enumerate(tried):
+        ends_at = tried[i + 1]["events"][0]["time"] if i + 1 < len(tried) else _now()
+        summaries.append(_attempt_summary(attempt, host_journal, step_before, ends_at))
+        step_before = summaries[-1]["failed_step"] or step_before
+    mode = (tried[0]["candidate"].get("mode") if tried else None) or "deploy"
+    contenders = [a for a in summaries if not a["final"]]
+    if mode == "tune":
+        winner = _candidates.winner(contenders)
+    else:
+        winner = next((a["index"] for a in contenders if a["result"] == "passed"), None)
+    serving = summaries[-1]["index"] if summaries and summaries[-1]["result"] == "passed" else None
+    kept = winner if the_outcome in ("deployed", "unchanged") else None
     return {
         "stage": name,
         "touched": touched(record),
-        "outcome": outcome(record, check_mode),
+        "outcome": the_outcome,
+        "outcome_text": _candidates.outcome_text(the_outcome, summaries, kept, mode),
+        "won": _candidates.won(summaries, kept, mode),
+        "tried_text": _candidates.tried_text(summaries) if kept is None else None,
+        "mode": mode,
         "failure": failure,
+        # Where the journal of the host's failure is saved (the last candidate's).
+        "journal": journal,
         "restore": verified or None,
         "downtime_s": total,
         "downtime": parts,
+        "candidates": summaries,
+        "winner": winner,
+        "serving": serving,
+        "kept": kept,
         "timings": {
             "failure_to_verified_s": _span(marks, "failed", "verified"),
             "restart_to_verified_s": _span(marks, "restart", "verified"),
@@ -493,6 +686,14 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
     course = summary(
         record, profile=run.get("profile", ""), journal=run.get("journal") or "", check_mode=run.get("check_mode")
     )
+    tried = attempts(record)
+    if tried:
+        # The facts behind probes, gate and bake are the last candidate's only for the steps it reached.
+        reached = {e["event"] for e in tried[-1]["events"] if e["event"] in _BY_NAME}
+        probes = probes if "probe" in reached else dict(probes or {}, new=None)
+        if "equivalence" not in reached:
+            gate_new, verdict = None, None
+        bake = bake if "bake" in reached else None
     failure = course["failure"] or {}
     probes = probes or {}
     new = probes.get("new") or {}
@@ -503,14 +704,24 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
     verdict = verdict or {}
     restore = course["restore"] or {}
     deployed = course["outcome"] in ("deployed", "unchanged")
+    tried = course["candidates"]
+    # The candidate the host serves (kept), else the last one tried; the run's profile without candidates.
+    shown = next((a for a in tried if a["index"] == course["kept"]), tried[-1] if tried else None)
     return {
         "host": run.get("host"),
         "run_id": record.get("run_id"),
         "service": run.get("service"),
-        "profile": run.get("profile"),
-        "profile_variants": run.get("profile_variants") or [],
+        "profile": shown["profile"] if shown else run.get("profile"),
+        "profile_variants": (shown["variants"] if shown else run.get("profile_variants")) or [],
         "check_mode": bool(run.get("check_mode")),
         "outcome": course["outcome"],
+        # Issue 21: which candidate won and of how many ("deployed ddtree+nograph, 2nd of 3").
+        "outcome_text": course["outcome_text"],
+        "won": course["won"],
+        "mode": course["mode"],
+        "candidate": shown["name"] if shown else run.get("profile"),
+        "kept": course["kept"],
+        "release": run.get("release"),
         "gpu_class": run.get("gpu_class"),
         "gpu_count": run.get("gpu_count"),
         "failed_step": failure.get("step") or None,
@@ -567,6 +778,9 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
         },
         # The bake after the gate (docs/bake.md): settings, the baseline's metrics, every measurement.
         "bake": bake_report(run, bake, bake_baseline),
+        # Every candidate tried, in order: its outcome, failing step, cause, fix, figures and timings.
+        "candidates": tried,
+        "production_concurrency": max(run.get("gate_concurrency") or [0]) or None,
         "timings": course["timings"],
         "snapshot": run.get("snapshot"),
         "journal": run.get("journal_saved"),

@@ -154,3 +154,129 @@ def test_a_failed_restore_ends_each_sentence_once(tmp_path, ansible_cli_env):
     assert failure.startswith("SERVICE DOWN on ct200-sim: "), failure
     assert "(the 'nograph' variant). sglang-qwen is not serving (systemd: failed)." in failure, failure
     assert ".." not in failure.replace("...", "")
+
+
+def _cand(index, name, variants=()):
+    return {"index": index, "of": 2, "name": name, "profile": "ddtree", "variants": list(variants), "extra_args": {}}
+
+
+OOM = {
+    "cause": "Not enough memory. Please try to increase --mem-fraction-static.",
+    "task": "",
+    "fix": "lower it",
+    "said": "",
+}
+
+
+def test_a_later_candidate_kept_says_which_and_lists_both(tmp_path, ansible_cli_env):
+    """Issue 21: the first candidate's failure is not the host's; the host line says which one won."""
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, _cand(1, "ddtree")),
+        ("switch", 6),
+        ("stopped", 7),
+        ("failed", 8, dict(OOM, said="RuntimeError: Not enough memory.")),
+        ("candidate", 9, _cand(2, "ddtree+nograph", ["nograph"])),
+        ("switch", 9),
+        ("stopped", 10),
+        ("ready", 12),
+        ("probe", 12),
+        ("probed", 13),
+        ("passed", 14, {"figures": {}}),
+        ("done", 15, {"restarted": True}),
+    )
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert line.startswith("ct200-sim: DEPLOYED ddtree+nograph, 2nd of 2: "), line
+    assert "## Candidates (deploy: deployed ddtree+nograph, 2nd of 2)" in md
+    assert (
+        "| 1 | ddtree | failed | switch | Not enough memory. Please try to increase --mem-fraction-static. | lower it |"
+        in md
+    )
+    assert "| 2 | ddtree+nograph **kept** | passed | - |" in md
+    assert "| failed step | - |" in md
+    assert failure is None
+
+
+def test_every_candidate_failing_names_each_ones_step_and_cause(tmp_path, ansible_cli_env):
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, _cand(1, "ddtree")),
+        ("switch", 6),
+        ("stopped", 7),
+        ("failed", 8, OOM),
+        ("candidate", 9, _cand(2, "ddtree+nograph", ["nograph"])),
+        ("switch", 9),
+        ("stopped", 10),
+        ("failed", 11, {"cause": "CUDA out of memory. Tried to allocate 2.50 GiB.", "task": "", "fix": "", "said": ""}),
+        ("restart", 12),
+        ("restored", 14),
+        ("verified", 15, {"verified": True}),
+    )
+    line, _md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert line.startswith(
+        "ct200-sim: ROLLED BACK: none of 2 candidates passed; the last at switch: CUDA out of memory."
+    ), line
+    assert failure.startswith(
+        "ROLLED BACK on ct200-sim: none of 2 candidates passed (ddtree at switch: Not enough memory. Please try to "
+        "increase --mem-fraction-static.; ddtree+nograph at switch: CUDA out of memory. Tried to allocate 2.50 GiB.); "
+        "the last, 'ddtree+nograph', failed at step 'switch': CUDA out of memory."
+    ), failure
+    assert "Journal: reports/run/ct200-sim.2-ddtree+nograph.journal.txt" in failure
+
+
+SUMMARY_PLAY = """
+- hosts: all
+  gather_facts: false
+  vars:
+    __ddtree_deploy_run_id: run
+    __ddtree_deploy_reports: "{{ reports }}"
+  tasks:
+    - name: The run summary, as report.yml writes it
+      ansible.builtin.template:
+        src: run_summary.md.j2
+        dest: "{{ out }}/summary.md"
+        mode: "0600"
+"""
+
+
+def test_the_run_summary_shows_each_hosts_candidates(tmp_path, ansible_cli_env):
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, _cand(1, "ddtree")),
+        ("switch", 6),
+        ("stopped", 7),
+        ("failed", 8, dict(OOM)),
+        ("candidate", 9, _cand(2, "ddtree+nograph", ["nograph"])),
+        ("switch", 9),
+        ("stopped", 10),
+        ("ready", 12),
+        ("passed", 14, {"figures": {}}),
+        ("done", 15, {"restarted": True}),
+    )
+    single = record(*EVERY_CHECK, ("stopped", 7), ("ready", 8), ("done", 9, {"restarted": True}))
+    reports = [
+        dr.report(rec, {"host": "ct129-sim", "profile": "ddtree"}),
+        dr.report(single, {"host": "ct200-sim", "profile": "ddtree"}),
+    ]
+    (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
+    (tmp_path / "play.yml").write_text(SUMMARY_PLAY)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", "play.yml"]
+        + [
+            "--extra-vars",
+            json.dumps({"reports": reports, "out": str(out), "ansible_python_interpreter": sys.executable}),
+        ],
+        env=ansible_cli_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    md = (out / "summary.md").read_text()
+    assert "**ct129-sim**: deployed ddtree+nograph, 2nd of 2" in md
+    assert "| 1 | ddtree | failed | switch | Not enough memory." in md
+    assert "**ct200-sim**" not in md  # one candidate: the table of hosts says it all

@@ -1,0 +1,323 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The candidates of a ddtree_deploy run (issue 21): which configurations it tries, in order, the
+winner of a tuning run, the host's outcome in words, and the tuning record per GPU class.
+
+A candidate is {name, profile, variants, extra_args} (and a ``why``, documentation only). The default
+is one candidate from ddtree_deploy_profile and ddtree_deploy_profile_variants: today's single deploy.
+Everything is checked on the controller before the host is touched. Standard library only.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+from collections.abc import Mapping
+
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, show
+
+VAR = "ddtree_deploy_candidates"
+LIST_VAR = "ddtree_deploy_candidate_list"
+KEYS = ("name", "profile", "variants", "extra_args", "why")
+MODES = ("deploy", "tune")
+
+
+def ordinal(n):
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    n = int(n)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def default_name(profile, variants):
+    """ddtree, ddtree+nograph, ddtree+small+nograph."""
+    return "+".join([str(profile)] + [str(v) for v in variants or []])
+
+
+def _one(entry, where, profiles, variant_table):
+    """(candidate, problems) of one entry."""
+    if not isinstance(entry, Mapping):
+        return None, [f"{where} must be a mapping {{profile, variants, extra_args}}, got {describe(entry)}."]
+    problems = []
+    unknown = sorted(str(k) for k in entry if k not in KEYS)
+    if unknown:
+        problems.append(f"{where} has unknown keys {', '.join(unknown)}; a candidate has {', '.join(KEYS)}.")
+    profile = entry.get("profile")
+    if not isinstance(profile, str) or not profile:
+        problems.append(f"{where}: profile ({show(profile)}) is required, one of {', '.join(profiles)}.")
+    elif profiles and profile not in profiles:
+        problems.append(
+            f"{where}: profile {profile!r} is not a profile of the sglang role; use one of {', '.join(profiles)}."
+        )
+    variants = entry.get("variants")
+    variants = [] if variants is None else variants
+    if not isinstance(variants, (list, tuple)) or isinstance(variants, str):
+        problems.append(f"{where}: variants ({show(variants)}) must be a list of variant names, e.g. [nograph].")
+        variants = []
+    for variant in variants:
+        if not isinstance(variant, str) or (variant_table and variant not in variant_table):
+            problems.append(
+                f"{where}: variant {show(variant)} is not a variant of the sglang role; use "
+                f"{', '.join(variant_table) if variant_table else 'a variant name'}."
+            )
+    extra_args = entry.get("extra_args")
+    extra_args = {} if extra_args is None else extra_args
+    if not isinstance(extra_args, Mapping):
+        problems.append(
+            f"{where}: extra_args ({show(extra_args)}) must be a mapping of ServerArgs fields to values, "
+            "e.g. {mem_fraction_static: 0.85}."
+        )
+        extra_args = {}
+    name = entry.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        problems.append(
+            f"{where}: name ({show(name)}) must be a non-empty text, or left out ({default_name(profile, variants)})."
+        )
+        name = None
+    candidate = {
+        "name": name or default_name(profile, [v for v in variants if isinstance(v, str)]),
+        "profile": profile,
+        "variants": [v for v in variants if isinstance(v, str)],
+        "extra_args": dict(extra_args),
+    }
+    return candidate, problems
+
+
+def expand(
+    candidates=None,
+    profile="",
+    variants=None,
+    named="",
+    lists=None,
+    profiles=None,
+    variant_table=None,
+    mode="deploy",
+    min_gain=0.0,
+    fallback=None,
+):
+    """{candidates: [{index, of, name, profile, variants, extra_args}], errors: [...], source}.
+
+    candidates: ddtree_deploy_candidates (a list, or null for the default); named:
+    ddtree_deploy_candidate_list (a name of ``lists``, e.g. ladder_ampere); profiles, variant_table: the
+    sglang role's tables (their names are what may be used); mode: ddtree_deploy_mode; min_gain: a tune
+    compares gains, which only the gain gate measures; fallback: ddtree_deploy_fallback_profile."""
+    profiles = list(profiles or [])
+    variant_table = list(variant_table or [])
+    lists = lists if isinstance(lists, Mapping) else {}
+    problems = []
+    if fallback is not None and profiles and fallback not in profiles:
+        problems.append(
+            f"ddtree_deploy_fallback_profile ({show(fallback)}) must be a profile of the sglang role: "
+            f"{', '.join(profiles)} (rendered when a rollback finds no snapshot)."
+        )
+    if mode not in MODES:
+        problems.append(f"ddtree_deploy_mode ({show(mode)}) must be one of {', '.join(MODES)}.")
+    if mode == "tune" and min_gain is None:
+        problems.append(
+            "ddtree_deploy_mode tune compares the candidates' gains, which the gain gate measures: set "
+            "ddtree_deploy_min_gain (0.0 keeps any candidate that is not slower) instead of null."
+        )
+    # A named list (the AWX survey's choice, an extra variable) wins over ddtree_deploy_candidates (a tuning
+    # record in group_vars): the operator chose it for this run.
+    if named:
+        if not isinstance(named, str) or named not in lists:
+            problems.append(
+                f"{LIST_VAR} ({show(named)}) is not a named candidate list; use one of "
+                f"{', '.join(sorted(lists)) or '(none defined)'} (roles/ddtree_deploy/vars/candidate_lists.yml), "
+                f"or list the candidates in {VAR}."
+            )
+            return {"candidates": [], "errors": problems, "source": LIST_VAR}
+        entries, source, label = lists[named], f"{LIST_VAR} {named}", f"{LIST_VAR} {named}"
+    elif candidates is None:
+        entries = [{"profile": profile, "variants": variants}]
+        source, label = "ddtree_deploy_profile", "ddtree_deploy_profile and ddtree_deploy_profile_variants"
+    else:
+        entries, source, label = candidates, VAR, VAR
+    if not isinstance(entries, (list, tuple)) or isinstance(entries, str):
+        problems.append(
+            f"{label} must be a list of candidates, each {{profile, variants, extra_args}} (e.g. "
+            f"[{{profile: ddtree}}, {{profile: ddtree, variants: [nograph]}}]), got {describe(entries)}."
+        )
+        return {"candidates": [], "errors": problems, "source": source}
+    if not entries:
+        problems.append(
+            f"{label} is empty: list at least one candidate (e.g. [{{profile: ddtree}}]), or set it to null to "
+            "deploy ddtree_deploy_profile with ddtree_deploy_profile_variants."
+        )
+    out = []
+    seen = set()
+    for index, entry in enumerate(entries):
+        where = label if source == "ddtree_deploy_profile" else f"{label}[{index}]"
+        candidate, found = _one(entry, where, profiles, variant_table)
+        problems.extend(found)
+        if candidate is None:
+            continue
+        if candidate["name"] in seen:
+            problems.append(
+                f"{where}: the name {candidate['name']!r} is used twice; give each candidate its own name "
+                "(reports and the tuning record name candidates by it)."
+            )
+        seen.add(candidate["name"])
+        out.append(candidate)
+    for index, candidate in enumerate(out):
+        candidate.update(index=index + 1, of=len(out))
+    return {"candidates": out if not problems else [], "errors": problems, "source": source}
+
+
+def production_level(gains):
+    """The highest concurrency level the gate measured (the operator's production load), or None."""
+    levels = [g.get("concurrency") for g in gains or [] if isinstance(g, Mapping) and g.get("concurrency")]
+    return max(levels) if levels else None
+
+
+def gain_at(gains, level):
+    for entry in gains or []:
+        if isinstance(entry, Mapping) and entry.get("concurrency") == level:
+            return entry.get("gain")
+    return None
+
+
+def winner(attempts):
+    """The index of the attempt a tune keeps: of the attempts that passed every step (probe, equivalence,
+    gate, bake), the best gain at the highest level measured; a tie goes to the earlier candidate (the
+    operator's order). None when none passed. A final re-switch to the winner is not a contender."""
+    best = None
+    for attempt in attempts or []:
+        if attempt.get("final") or attempt.get("result") not in ("passed", "kept"):
+            continue
+        gain = attempt.get("gain_at_production")
+        key = (gain is not None, gain if gain is not None else 0.0)
+        if best is None or key > best[0]:
+            best = (key, attempt["index"])
+    return best[1] if best else None
+
+
+def won(attempts, kept=None, mode="deploy"):
+    """Which candidate the host serves and of how many, for more than one candidate or a tune:
+    "ddtree+nograph, 2nd of 3" (deploy), "ddtree, the best of 3, +24.0 % at concurrency 16" (tune); None
+    otherwise (a single deploy says what it always said)."""
+    tried = [a for a in attempts or [] if not a.get("final")]
+    chosen = next((a for a in tried if a.get("index") == kept), None)
+    if chosen is None or (mode != "tune" and (chosen.get("of") or 1) <= 1):
+        return None
+    count = chosen.get("of") or len(tried)
+    if mode == "tune":
+        gain = chosen.get("gain_at_production")
+        shown = f", {gain * 100:+.1f} % at concurrency {chosen.get('production_level')}" if gain is not None else ""
+        return f"{chosen['name']}, the best of {count}{shown}"
+    return f"{chosen['name']}, {ordinal(chosen['index'])} of {count}"
+
+
+def outcome_text(outcome, attempts, kept=None, mode="deploy"):
+    """The host's outcome in words: the outcome itself for a single candidate (today's), else which
+    candidate won and of how many ("deployed ddtree+nograph, 2nd of 3"), or that none passed."""
+    tried = [a for a in attempts or [] if not a.get("final")]
+    which = won(attempts, kept, mode)
+    if which and outcome in ("deployed", "unchanged"):
+        return f"{outcome} {which}"
+    count = max([a.get("of") or 1 for a in tried] or [1])
+    if count <= 1 or outcome in ("checked", "check_failed", "deployed", "unchanged"):
+        return outcome
+    return f"{outcome}: none of {count} candidates passed"
+
+
+def tried_text(attempts):
+    """Each failed candidate's step and cause, when more than one was tried and none is kept:
+    "none of 2 candidates passed (ddtree at switch: ...; ddtree+nograph at probe: ...)"; else None."""
+    tried = [a for a in attempts or [] if not a.get("final")]
+    if len(tried) < 2 or any(a.get("result") == "passed" for a in tried):
+        return None
+    each = "; ".join(f"{a.get('name')} at {a.get('failed_step')}: {a.get('cause')}" for a in tried)
+    return f"none of {len(tried)} candidates passed ({each})"
+
+
+def _by_name(report):
+    return {a.get("name"): a for a in report.get("candidates") or [] if not a.get("final")}
+
+
+def tuning_records(reports):
+    """One tuning record per GPU class, from the host reports of a tune run: [{gpu_class, dest, record}].
+
+    The record is what group_vars/<class>.yml takes as is: ddtree_deploy_candidates (the winner alone,
+    so the class's next deploy tries it first) and ddtree_deploy_tuning (class, release, every candidate
+    with its figures per host, the winner). With several hosts of one class, a candidate wins only if it
+    passed on every one of them, by its mean gain at the production level; none passing: no candidates
+    (NEXTN stays), winner null."""
+    classes = {}
+    for report in reports or []:
+        if not isinstance(report, Mapping) or report.get("mode") != "tune" or report.get("check_mode"):
+            continue
+        classes.setdefault(report.get("gpu_class") or "unknown", []).append(report)
+    out = []
+    for gpu_class in sorted(classes):
+        hosts = sorted(classes[gpu_class], key=lambda r: str(r.get("host")))
+        order = []
+        for report in hosts:
+            for name in _by_name(report):
+                if name not in order:
+                    order.append(name)
+        rows = []
+        best = None
+        for name in order:
+            seen = [(r.get("host"), _by_name(r).get(name)) for r in hosts]
+            per_host = []
+            passed_everywhere = True
+            gains = []
+            for host, attempt in seen:
+                if attempt is None:
+                    passed_everywhere = False
+                    continue
+                ok = attempt.get("result") in ("passed", "kept")
+                passed_everywhere = passed_everywhere and ok
+                if attempt.get("gain_at_production") is not None:
+                    gains.append(attempt["gain_at_production"])
+                per_host.append(
+                    {
+                        "host": host,
+                        "result": attempt.get("result"),
+                        "failed_step": attempt.get("failed_step"),
+                        "cause": attempt.get("cause"),
+                        "gain_at_production": attempt.get("gain_at_production"),
+                        "gains": {str(g["concurrency"]): g.get("gain") for g in attempt.get("gains") or []},
+                        "tokens_per_second": {str(g["concurrency"]): g.get("new") for g in attempt.get("gains") or []},
+                        "downtime_s": attempt.get("downtime_s"),
+                    }
+                )
+            first = next(attempt for _host, attempt in seen if attempt is not None)
+            mean = round(sum(gains) / len(gains), 4) if gains and passed_everywhere else None
+            rows.append(
+                {
+                    "name": name,
+                    "profile": first.get("profile"),
+                    "variants": list(first.get("variants") or []),
+                    "extra_args": dict(first.get("extra_args") or {}),
+                    "passed_on_every_host": passed_everywhere,
+                    "gain_at_production": mean,
+                    "hosts": per_host,
+                }
+            )
+            if passed_everywhere and (best is None or (mean is not None, mean or 0.0) > best[0]):
+                best = ((mean is not None, mean or 0.0), rows[-1])
+        chosen = best[1] if best else None
+        record = {
+            "ddtree_deploy_tuning": {
+                "gpu_class": gpu_class,
+                "release": hosts[0].get("release"),
+                "run_id": hosts[0].get("run_id"),
+                "tuned_on": [r.get("host") for r in hosts],
+                "production_concurrency": hosts[0].get("production_concurrency"),
+                "min_gain": hosts[0].get("min_gain"),
+                "winner": chosen["name"] if chosen else None,
+                "candidates": rows,
+            }
+        }
+        if chosen:
+            record["ddtree_deploy_candidates"] = [
+                {
+                    "name": chosen["name"],
+                    "profile": chosen["profile"],
+                    "variants": chosen["variants"],
+                    "extra_args": chosen["extra_args"],
+                }
+            ]
+        out.append({"gpu_class": gpu_class, "dest": f"tuning-{gpu_class}.yml", "record": record})
+    return out
