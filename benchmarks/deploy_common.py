@@ -87,9 +87,12 @@ def simulated_hosts(hosts, group_vars=None, image=None):
             subprocess.run(["podman", "rm", "-f", "-t", "0", name], stdout=subprocess.DEVNULL, check=False)
 
 
-def playbook(inventory, path, logfile, extra_vars=None, env=None, expect=(0,), forks=10):
-    """Run ansible-playbook; return (exit status, wall seconds). Output goes to logfile."""
+def playbook(inventory, path, logfile, extra_vars=None, env=None, expect=(0,), forks=10, limit=None):
+    """Run ansible-playbook (on the hosts of limit, else all); return (exit status, wall seconds).
+    Output goes to logfile."""
     argv = ["ansible-playbook", "-i", str(inventory), str(path)]
+    if limit:
+        argv += ["-l", limit]
     if extra_vars:
         argv += ["-e", json.dumps(extra_vars)]
     full_env = dict(
