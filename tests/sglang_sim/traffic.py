@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Production-like traffic for a simulated host: a client that is not the deploy's.

@@ -266,7 +266,7 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
             except requests.RequestException:
                 time.sleep(0.05)
 
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(2)]
+    threads = [threading.Thread(target=client, daemon=True) for _client in range(2)]
     for t in threads:
         t.start()
     try:
