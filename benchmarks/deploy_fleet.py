@@ -14,8 +14,11 @@ the wall time can be read as tasks x per-task cost. --default-forks adds, for th
 fleet, a one-batch run with Ansible's default of 5 forks.
 
     python benchmarks/deploy_fleet.py [--sizes 1 4 8 16] [--forks 16] [--default-forks] [--one-batch]
+                                      [--gate-levels N ...] [--no-gate]
 
 --one-batch: only the one-batch run of each size (half the time: the figure issue 23 compares).
+--no-gate: ddtree_deploy_min_gain null, no gain gate (its measuring is most of a one-host deploy here): what
+the deploy itself costs, issue 23's "one host's own overhead".
 --gate-levels 1: the gate's concurrency levels (ddtree_deploy_gate_concurrency; default: the role's,
 1 and min(16, max_running_requests)). Sixteen simulated hosts share this machine's CPUs, so a gate at
 16 streams per host measures that contention (a host read -10.5 % at 16 streams, spread 49 %, at load
@@ -62,15 +65,17 @@ def tasks_per_host(logfile):
     return ran, skipped
 
 
-def timed_deploy(inventory, workdir, tag, size, serial, forks, gate_levels=None):
+def timed_deploy(inventory, workdir, tag, size, serial, forks, gate_levels=None, gate=True):
     settings = {"ddtree_deploy_serial": serial, "ddtree_deploy_promote": False}
     if gate_levels:
         settings["ddtree_deploy_gate_concurrency"] = gate_levels
+    if not gate:
+        settings["ddtree_deploy_min_gain"] = None
     wall, summary = deploy(inventory, workdir, tag, forks=forks, extra_vars=settings)[1:]
     if summary["counts"] != {"deployed": size}:
         raise SystemExit(f"{tag}: expected all {size} deployed, got {summary['counts']} (see {workdir / tag}.log)")
     ran, skipped = tasks_per_host(workdir / f"{tag}.log")
-    gains = [h["gain"] for h in summary["hosts"]]
+    gains = [h["gain"] for h in summary["hosts"] if h["gain"] is not None] or [float("nan")]
     row = {
         "hosts": size,
         "batches": batches(size, serial),
@@ -99,21 +104,21 @@ def main():
     parser.add_argument(
         "--gate-levels", type=int, nargs="+", help="ddtree_deploy_gate_concurrency (default: the role's)"
     )
+    parser.add_argument("--no-gate", action="store_true", help="ddtree_deploy_min_gain null: no gain gate measuring")
     args = parser.parse_args()
+    gate = {"gate_levels": args.gate_levels, "gate": not args.no_gate}
     rows = []
     loads = [os.getloadavg()[0]]
     for size in args.sizes:
         hosts = {f"ct{200 + i}": HOST_VARS for i in range(size)}
         with simulated_hosts(hosts) as (inventory, workdir):
             if not args.one_batch:
-                rows.append(
-                    timed_deploy(inventory, workdir, f"canary-{size}", size, CANARY, args.forks, args.gate_levels)
-                )
+                rows.append(timed_deploy(inventory, workdir, f"canary-{size}", size, CANARY, args.forks, **gate))
                 playbook(inventory, ROOT / "playbooks/rollback.yml", workdir / f"rollback-{size}.log", forks=args.forks)
-            rows.append(timed_deploy(inventory, workdir, f"one-{size}", size, ["100%"], args.forks, args.gate_levels))
+            rows.append(timed_deploy(inventory, workdir, f"one-{size}", size, ["100%"], args.forks, **gate))
             if args.default_forks and size == max(args.sizes):
                 playbook(inventory, ROOT / "playbooks/rollback.yml", workdir / f"rollback5-{size}.log", forks=5)
-                rows.append(timed_deploy(inventory, workdir, f"one-forks5-{size}", size, ["100%"], 5, args.gate_levels))
+                rows.append(timed_deploy(inventory, workdir, f"one-forks5-{size}", size, ["100%"], 5, **gate))
         loads.append(os.getloadavg()[0])
     print()
     print(f"load average (1 min) {min(loads + [r['load'] for r in rows]):.1f} .. "
