@@ -75,7 +75,7 @@ def timed_deploy(inventory, workdir, tag, size, serial, forks, gate_levels=None,
     if summary["counts"] != {"deployed": size}:
         raise SystemExit(f"{tag}: expected all {size} deployed, got {summary['counts']} (see {workdir / tag}.log)")
     ran, skipped = tasks_per_host(workdir / f"{tag}.log")
-    gains = [h["gain"] for h in summary["hosts"] if h["gain"] is not None] or [float("nan")]
+    gains = [h["gain"] for h in summary["hosts"] if h["gain"] is not None]
     row = {
         "hosts": size,
         "batches": batches(size, serial),
@@ -83,7 +83,7 @@ def timed_deploy(inventory, workdir, tag, size, serial, forks, gate_levels=None,
         "wall": wall,
         "tasks": ran,
         "skipped": skipped,
-        "gain": (min(gains), max(gains)),
+        "gain": (min(gains), max(gains)) if gains else None,
         "load": os.getloadavg()[0],
     }
     log(
@@ -130,10 +130,11 @@ def main():
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
+        gain = f"{r['gain'][0]:+.1%} .. {r['gain'][1]:+.1%}" if r["gain"] else "not gated"
         print(
             f"| {r['hosts']} | {r['batches']} | {r['forks']} | {r['wall']:.1f} | {r['wall'] / r['hosts']:.1f} "
             f"| {r['tasks']:.0f} ({r['skipped']:.0f}) | {r['wall'] / r['batches'] / r['tasks']:.2f} "
-            f"| {r['gain'][0]:+.1%} .. {r['gain'][1]:+.1%} |"
+            f"| {gain} |"
         )
     print()
     for size in [] if args.one_batch else args.sizes:
