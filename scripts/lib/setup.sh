@@ -132,13 +132,13 @@ ddtree_matrix_venv() {
 
 # ddtree_ensure_matrix_venvs: one virtualenv per line of requirements-matrix.txt, from that
 # ansible-core pin plus requirements-dev.txt's pins of the unit tests' own packages (pytest,
-# requests, jinja2, prometheus-client), each re-installed only when its pins or the interpreter
-# change (like .venv).
+# pytest-xdist, requests, jinja2, prometheus-client), each re-installed only when its pins or
+# the interpreter change (like .venv).
 # One at a time: pip is CPU-bound on 2 cores. Needs ddtree_ensure_venv first.
 ddtree_ensure_matrix_venvs() {
     local pin venv stamp want have test_pins=()
-    mapfile -t test_pins < <(grep -E '^(pytest|requests|jinja2|prometheus-client)==' "$DDTREE_ROOT/requirements-dev.txt")
-    ((${#test_pins[@]} == 4)) || ddtree_die "requirements-dev.txt must pin pytest, requests, jinja2 and prometheus-client (==) for the matrix"
+    mapfile -t test_pins < <(grep -E '^(pytest|pytest-xdist|requests|jinja2|prometheus-client)==' "$DDTREE_ROOT/requirements-dev.txt")
+    ((${#test_pins[@]} == 5)) || ddtree_die "requirements-dev.txt must pin pytest, pytest-xdist, requests, jinja2 and prometheus-client (==) for the matrix"
     while IFS= read -r pin; do
         venv="$(ddtree_matrix_venv "$pin")"
         stamp="$venv/.ddtree-requirements.sha256"
