@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Write a simulated GPU host's own files in one run (standard library only).
+
+The molecule harness (extensions/molecule/shared/prepare_gpu_host.yml, deploy_prepare.yml) gives
+each test host a handful of small files: the stand-in nvidia-smi, the GPU set it reports, the
+simulator's behaviour, the models' config.json. One Ansible task per file cost a module run (two
+for a copy) per file and host, the most of a 15-host prepare's CPU on two cores; this writes them
+all from one JSON document on stdin:
+
+    {"files": [{"path": "/etc/ddtree-sim/gpus.json", "content": "...", "mode": "0644"},
+               {"path": "/etc/ddtree-sim/old.json", "state": "absent"}]}
+
+Missing parent directories are made (0755). A file whose content and mode are already right is
+left alone; others are replaced atomically (a temporary file renamed over the old one). Prints
+{"changed": [paths]} and exits 0, or names the bad entry on stderr and exits 2 before writing
+anything.
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+
+def _check(document):
+    if not isinstance(document, dict) or not isinstance(document.get("files"), list):
+        raise ValueError('expected {"files": [...]}')
+    for index, entry in enumerate(document["files"]):
+        where = f"files[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"].startswith("/"):
+            raise ValueError(f"{where}: needs an absolute 'path'")
+        state = entry.get("state", "file")
+        if state not in ("file", "absent"):
+            raise ValueError("{} ({}): state must be file or absent, not {!r}".format(where, entry["path"], state))
+        if state == "file":
+            if not isinstance(entry.get("content"), str):
+                raise ValueError("{} ({}): needs 'content' (a string)".format(where, entry["path"]))
+            int(entry.get("mode", "0644"), 8)
+    return document["files"]
+
+
+def _write(path, content, mode):
+    data = content.encode("utf-8")
+    try:
+        with open(path, "rb") as current:
+            same = current.read() == data
+        if same and (os.stat(path).st_mode & 0o7777) == mode:
+            return False
+    except FileNotFoundError:
+        pass
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".write_host_files.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return True
+
+
+def apply(document):
+    """Write or remove every entry of ``document``; return the paths changed."""
+    changed = []
+    for entry in _check(document):
+        path = entry["path"]
+        if entry.get("state", "file") == "absent":
+            if os.path.lexists(path):
+                os.unlink(path)
+                changed.append(path)
+        elif _write(path, entry["content"], int(entry.get("mode", "0644"), 8)):
+            changed.append(path)
+    return changed
+
+
+def main():
+    try:
+        document = json.load(sys.stdin)
+        _check(document)
+    except ValueError as error:  # json.JSONDecodeError is a ValueError
+        sys.stderr.write(f"write_host_files.py: {error}\n")
+        return 2
+    print(json.dumps({"changed": apply(document)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
