@@ -274,6 +274,7 @@ def test_hang_accepts_and_never_answers(sglang_sim):
         requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hello"}, timeout=(2, 0.5))
 
 
+@pytest.mark.deadline
 def test_degenerate_timing_and_text(sglang_sim):
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.01"})
     r = requests.post(

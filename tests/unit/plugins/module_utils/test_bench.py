@@ -192,6 +192,7 @@ def test_a_level_where_every_request_fails_fails_with_the_servers_words(shared_s
     assert r["msg"].startswith("no request completed at concurrency 2 (")
 
 
+@pytest.mark.deadline
 def test_the_deadline_cuts_a_server_that_never_answers(sglang_sim):
     sim = sglang_sim("hang", None)
     t0 = time.monotonic()

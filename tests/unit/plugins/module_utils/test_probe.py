@@ -103,6 +103,7 @@ def test_degenerate_warn_passes_with_a_warning(shared_sim):
     assert not r["failed"] and r["warnings"] == [] and r["degenerate"] is True
 
 
+@pytest.mark.deadline
 def test_no_first_token_is_judged_at_max_ttft(sglang_sim):
     # the field report's timing, scaled by 0.1: first token after 1.76 s
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.1"})
@@ -114,6 +115,7 @@ def test_no_first_token_is_judged_at_max_ttft(sglang_sim):
     assert took < 1.5
 
 
+@pytest.mark.deadline
 def test_slow_decode_is_judged_before_the_stream_ends(sglang_sim):
     # scaled field report: one '!' every 0.176 s (5.7 tok/s); 8 tokens would take 1.4 s in all
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.01"})

@@ -116,6 +116,7 @@ def test_missing_requests_names_the_library(monkeypatch):
     assert failed and "requests" in r["msg"]
 
 
+@pytest.mark.deadline
 def test_a_three_level_sweep_ends_within_its_deadline_through_ansible(shared_sim):
     """The issue's 'a sweep of 3 levels x 8 s ends within its deadline', at a tenth of the scale
     (3 levels x 0.8 s), through the ansible CLI and the module transport."""

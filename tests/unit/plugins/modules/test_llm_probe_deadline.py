@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 PLAYBOOK = """
 - name: Probe a server that trickles
   hosts: localhost
@@ -42,6 +44,7 @@ REFUSED = """
 """
 
 
+@pytest.mark.deadline
 def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(trickle_server, tmp_path, ansible_cli_env):
     server = trickle_server(interval=1.0)
     playbook = tmp_path / "probe.yml"
