@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write a simulated GPU host's own files in one run (standard library only).
 
 The molecule harness (extensions/molecule/shared/prepare_gpu_host.yml, deploy_prepare.yml) gives
