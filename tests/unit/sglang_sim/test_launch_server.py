@@ -274,7 +274,7 @@ def test_hang_accepts_and_never_answers(sglang_sim):
         requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hello"}, timeout=(2, 0.5))
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_degenerate_timing_and_text(sglang_sim):
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.01"})
     r = requests.post(
@@ -533,6 +533,7 @@ def _decode_rate(marks, since=None, until=None):
 RATES = {"NEXTN": {"rates": {"1": 100, "4": 50, "16": 20}, "accept_length": 2.0}}
 
 
+@pytest.mark.wallclock
 def test_streams_in_flight_share_the_rate_of_the_table(sglang_sim):
     sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)
     alone = {}
@@ -550,6 +551,7 @@ def test_streams_in_flight_share_the_rate_of_the_table(sglang_sim):
     assert all(usage == 41 for _marks, usage in together.values())
 
 
+@pytest.mark.wallclock
 def test_a_stream_slows_down_when_others_join_and_speeds_up_when_they_leave(sglang_sim):
     sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)
     long_one, short = {}, {}
@@ -783,6 +785,7 @@ def _generate(base, stream=False):
     return requests.post(base + "/generate", json=body, timeout=10)
 
 
+@pytest.mark.wallclock
 def test_degrade_lowers_accept_length_and_rate_after_n_seconds(sglang_sim):
     behaviour = {
         "DDTREE": {

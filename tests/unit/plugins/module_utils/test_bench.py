@@ -155,6 +155,7 @@ def expected_rate(n):
     return n * MAX_TOKENS / (TTFT_S + (MAX_TOKENS - 1) / TOK_S)
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("n", [1, 4])
 def test_aggregate_rate_matches_the_simulators_configured_rate(shared_sim, n):
     sim = shared_sim("healthy", None, env=SIM_ENV)
@@ -192,7 +193,7 @@ def test_a_level_where_every_request_fails_fails_with_the_servers_words(shared_s
     assert r["msg"].startswith("no request completed at concurrency 2 (")
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_the_deadline_cuts_a_server_that_never_answers(sglang_sim):
     sim = sglang_sim("hang", None)
     t0 = time.monotonic()

@@ -50,7 +50,7 @@ def test_get_json_ends_at_its_timeout_whatever_the_server_trickles(trickle_serve
     assert exc.message.endswith(f" s spent, {phase})"), exc.message
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_whole_answer_trickled_is_cut_at_the_deadline_not_after_it(trickle_server):
     server = trickle_server(interval=0.05)  # a 60-byte answer takes 3 s
     start = time.monotonic()
@@ -67,7 +67,7 @@ def test_answer_within_the_deadline_is_read_whole(trickle_server, h):
     assert HttpClient(server.base_url).get_json("/ok", timeout=5) == {"a": 1}
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_readiness_poll_is_bounded_by_its_timeout(trickle_server):
     server = trickle_server(interval=1.0)
     r, took = _timed(lambda: _readiness.poll(server.base_url, timeout=1.5))
@@ -76,7 +76,7 @@ def test_readiness_poll_is_bounded_by_its_timeout(trickle_server):
     assert r.detail.startswith(f"GET {server.base_url}/health timed out: no complete answer within 1.5 s"), r.detail
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_readiness_wait_ends_by_its_seconds(trickle_server):
     server = trickle_server(interval=1.0)
     r, took = _timed(lambda: _readiness.wait(server.base_url, 2.0, interval=0.1, timeout=5.0))
@@ -86,7 +86,7 @@ def test_readiness_wait_ends_by_its_seconds(trickle_server):
 # --- the probe: one deadline over every request it makes ---------------------------------------
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 @pytest.mark.parametrize(
     ("options", "request_line"),
     [
@@ -110,7 +110,7 @@ def test_probe_ends_at_its_timeout_naming_the_request(trickle_server, options, r
     assert re.search(r"\d+(\.\d+)? s spent", r["msg"]), r["msg"]
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_probe_wait_ready_ends_by_wait_ready_naming_health(trickle_server):
     server = trickle_server(interval=1.0)
     r, took = _timed(lambda: Probe(server.base_url, wait_ready=2.0, timeout=2.0).run())
@@ -120,7 +120,7 @@ def test_probe_wait_ready_ends_by_wait_ready_naming_health(trickle_server):
     assert "/health timed out" in r["msg"]
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_server_info_that_trickles_does_not_hold_the_verdict(trickle_server, h):
     """A healthy completion at once, then /server_info trickles: documented as at most 2 s, and it is."""
     words = ("Hello", " there", " my", " friend", "!")
@@ -139,7 +139,7 @@ def test_server_info_that_trickles_does_not_hold_the_verdict(trickle_server, h):
     assert any(line.startswith("GET /server_info ") for line in server.requests)
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_stream_body_that_trickles_after_the_first_token_ends_at_the_timeout(trickle_server, h):
     first = b'data: {"choices": [{"index": 0, "text": "Hi", "finish_reason": null}]}\n\n'
     # Headers and the first event in about 1.3 s, then an event that would take 5 s more.

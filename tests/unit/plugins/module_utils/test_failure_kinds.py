@@ -108,7 +108,7 @@ def test_html_page_not_streamed_is_quoted(scripted_server, h):
 # --- linear SSE parsing, capped text --------------------------------------------------------------
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_sse_parser_is_linear_in_a_5mb_event_fed_in_small_pieces():
     event = b"data: " + json.dumps({"t": "x" * 5_000_000}).encode() + b"\n\n"
     parser = SSEParser()

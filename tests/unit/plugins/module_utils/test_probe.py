@@ -24,6 +24,7 @@ def probe(base_url, **kw):
 # --- healthy -------------------------------------------------------------------------------
 
 
+@pytest.mark.wallclock
 def test_healthy_nextn_passes_with_measurements(shared_sim):
     sim = shared_sim("healthy", "NEXTN")
     r = probe(sim.base_url)
@@ -41,6 +42,7 @@ def test_healthy_nextn_passes_with_measurements(shared_sim):
     assert r["spec"]["accept_length"] > 1
 
 
+@pytest.mark.wallclock
 def test_decode_rate_tracks_the_true_rate(shared_sim):
     sim = shared_sim("healthy", None, env={"SGLANG_SIM_TOK_S": "40"})
     r = probe(sim.base_url, max_tokens=32)
@@ -103,7 +105,7 @@ def test_degenerate_warn_passes_with_a_warning(shared_sim):
     assert not r["failed"] and r["warnings"] == [] and r["degenerate"] is True
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_no_first_token_is_judged_at_max_ttft(sglang_sim):
     # the field report's timing, scaled by 0.1: first token after 1.76 s
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.1"})
@@ -115,7 +117,7 @@ def test_no_first_token_is_judged_at_max_ttft(sglang_sim):
     assert took < 1.5
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_slow_decode_is_judged_before_the_stream_ends(sglang_sim):
     # scaled field report: one '!' every 0.176 s (5.7 tok/s); 8 tokens would take 1.4 s in all
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.01"})

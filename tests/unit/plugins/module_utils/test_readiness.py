@@ -15,7 +15,7 @@ def test_refused_when_nothing_listens(h):
     assert not r.ready
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_starting_then_ready_as_the_simulator_loads(sglang_sim):
     sim = sglang_sim(env={"SGLANG_SIM_LOAD_SECONDS": "0.6"})
     first = _readiness.poll(sim.base_url, timeout=2)
@@ -49,7 +49,7 @@ def test_unhealthy_on_other_status_quotes_the_body(scripted_server, h):
     assert "scheduler died" in r.detail
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_unhealthy_on_timeout(scripted_server, h):
     url, _seen = scripted_server({"/health": h.Script(200, delay=1.0)})
     r = _readiness.poll(url, timeout=0.2)

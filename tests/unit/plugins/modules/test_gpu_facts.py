@@ -238,7 +238,7 @@ def test_simulator_without_gpus_file_is_the_driver_not_loaded_case(tmp_path, mon
 # --- an nvidia-smi that never returns (a GPU fallen off the bus) ------------------------------
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_nvidia_smi_that_never_returns_fails_within_the_timeout_naming_it(tmp_path):
     script = tmp_path / "nvidia-smi"
     # Ignores SIGTERM and never prints: only a kill ends it.

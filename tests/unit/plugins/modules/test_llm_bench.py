@@ -66,6 +66,7 @@ def test_options_carrying_secrets_are_no_log(option):
     assert llm_bench.ARGUMENT_SPEC[option]["no_log"] is True
 
 
+@pytest.mark.wallclock
 def test_a_sweep_returns_one_level_per_concurrency_in_the_order_given(shared_sim):
     sim = shared_sim("healthy", None, env=SIM_ENV)
     args = {"base_url": sim.base_url, "concurrency": [2, 1], "duration": 1.0, "warmup": 0.2, "max_tokens": 16}
@@ -116,7 +117,7 @@ def test_missing_requests_names_the_library(monkeypatch):
     assert failed and "requests" in r["msg"]
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_a_three_level_sweep_ends_within_its_deadline_through_ansible(shared_sim):
     """The issue's 'a sweep of 3 levels x 8 s ends within its deadline', at a tenth of the scale
     (3 levels x 0.8 s), through the ansible CLI and the module transport."""

@@ -209,7 +209,7 @@ def test_missing_requests_names_the_library(monkeypatch):
 # --- the field report, in real time, through Ansible ------------------------------------------
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_field_report_failure_is_judged_at_max_ttft_through_ansible(sglang_sim):
     """Real timing: first token after 17.6 s, then '!' every 17.6 s; only base_url is set.
 

@@ -44,7 +44,7 @@ REFUSED = """
 """
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_trickling_server_is_judged_within_11s_of_starting_ansible_playbook(trickle_server, tmp_path, ansible_cli_env):
     server = trickle_server(interval=1.0)
     playbook = tmp_path / "probe.yml"

@@ -143,7 +143,7 @@ def test_bad_check_is_named():
     assert failed and result["msg"].startswith("checks: check x: value must be one of")
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
     holder = {}
 
@@ -173,7 +173,7 @@ def test_gate_figure_that_is_not_a_number_is_named():
 # --- inconclusive=load: synthetic load when there is no traffic ------------------------------------------
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_no_traffic_with_load_drives_load_and_judges_the_unit_under_it(sglang_sim):
     # The simulator serves /metrics as SGLang 0.5.23 does; nobody sends it a request but the bake's load.
     sim = sglang_sim(

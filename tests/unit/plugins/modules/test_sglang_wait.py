@@ -127,7 +127,7 @@ def test_crash_waiting_for_auto_restart_names_the_cause(run):
     assert "INVOCATION_ID=inv1" in journal_cmd
 
 
-@pytest.mark.deadline
+@pytest.mark.wallclock
 def test_failed_unit_fails_on_the_first_poll_without_asking_http(run):
     host = Host(
         [show(active="failed", sub="failed", result="exit-code", status=1)],
