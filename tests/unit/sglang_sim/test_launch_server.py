@@ -905,6 +905,7 @@ def test_requests_beyond_max_running_requests_wait_in_the_queue(sglang_sim):
     assert ttft["0.2"] == 2.0 and ttft["1.0"] == 3.0  # the third waited for one of the first two (~0.6 s)
 
 
+@pytest.mark.wallclock
 def test_a_burst_of_64_connections_is_accepted_at_once(sglang_sim):
     sim = sglang_sim()
     start = time.monotonic()

@@ -149,6 +149,7 @@ def test_connection_reset(shared_sim):
     assert "connection reset during POST" in r["msg"]
 
 
+@pytest.mark.wallclock
 def test_hang_is_judged_at_max_ttft(shared_sim):
     sim = shared_sim("hang", "DDTREE")
     start = time.monotonic()
@@ -226,6 +227,7 @@ def test_end_to_end_rate_judged_when_not_streamed(shared_sim):
     assert r["failed"] and r["msg"].startswith("end-to-end ") and r["msg"].endswith("tok/s < 20")
 
 
+@pytest.mark.wallclock
 def test_not_streamed_gives_up_when_it_can_no_longer_pass(sglang_sim):
     sim = sglang_sim("degenerate", "DDTREE", env={"SGLANG_SIM_TIME_SCALE": "0.1"})
     start = time.monotonic()

@@ -34,6 +34,7 @@ def test_wait_sees_refused_then_starting_then_ready(sglang_sim):
     assert phases == ["refused", "starting", "ready"]
 
 
+@pytest.mark.wallclock
 def test_wait_gives_up_on_time_with_the_last_answer(h):
     start = time.monotonic()
     r = _readiness.wait(f"http://127.0.0.1:{h.free_port()}", 0.5, interval=0.1, timeout=1)

@@ -53,6 +53,7 @@ def test_accept_length_collapse_after_n_measurements_fails_with_the_cause():
     assert names == ["accept_length_vs_gate", "accept_length_floor"]
 
 
+@pytest.mark.wallclock
 def test_failure_stops_the_bake_early():
     def collapse(n, state):
         state.serve(5)
@@ -97,6 +98,7 @@ def test_malformed_body_is_a_clear_error():
     assert "not Prometheus text" in result["msg"] and "502 Bad Gateway" in result["msg"]
 
 
+@pytest.mark.wallclock
 def test_dead_server_does_not_hang():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -107,6 +109,7 @@ def test_dead_server_does_not_hang():
     assert time.monotonic() - start < FAST["duration"] + FAST["request_timeout"]
 
 
+@pytest.mark.wallclock
 def test_silent_server_is_cut_at_the_deadline():
     with socket.socket() as s:  # accepts connections, never answers
         s.bind(("127.0.0.1", 0))

@@ -99,6 +99,7 @@ def test_ready_after_loading_and_starting(run):
     assert not any("journalctl" in c[0] for c in host.commands)
 
 
+@pytest.mark.wallclock
 def test_window_ends_while_loading_without_failing(run):
     host = Host([show()], phases=["refused"])
     start = time.monotonic()
