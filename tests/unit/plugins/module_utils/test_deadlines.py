@@ -29,6 +29,7 @@ def _timed(fn):
 # --- the HTTP client ---------------------------------------------------------------------------
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize(
     ("interval", "answer", "budget", "phase"),
     [
