@@ -2,7 +2,8 @@
 # Build a simulated host image: Debian booting systemd as PID 1.
 #
 # Usage: scripts/build-test-image.sh [FLAVOUR] [SUITE]   (prints the image's exact tag)
-#   gpu      (default) the simulated GPU host every scenario runs on
+#   gpu      (default) the simulated GPU host every scenario runs on, with a cache of
+#            the code Ansible's module payloads compile (scripts/lib/ansiballz_code_cache.py)
 #   minimal  what a minimal real host (a Proxmox container, issue 11) has: systemd,
 #            python3 and dbus only; no python3-requests, no sudo, no pip
 #   SUITE    bookworm (default, Debian 12) or trixie (Debian 13, issue 14: a platform
@@ -48,8 +49,13 @@ case "$SUITE" in
         ;;
 esac
 MIRROR="${DDTREE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The GPU host's compiled-code cache for Ansible's module payloads (see its header: the
+# molecule stage is bound by the CPU the hosts spend compiling module_utils). Part of the
+# recipe, so a change to it builds the image again.
+CODE_CACHE="$(dirname "$0")/lib/ansiballz_code_cache.py"
+[[ "$FLAVOUR" == gpu ]] || CODE_CACHE=/dev/null
 
-recipe_hash="$( { cat "$0"; echo "$PACKAGES $SUITE"; } | sha256sum | cut -c1-12)"
+recipe_hash="$( { cat "$0" "$CODE_CACHE"; echo "$PACKAGES $SUITE"; } | sha256sum | cut -c1-12)"
 image="${IMAGE_REPO}:${recipe_hash}"
 
 if podman image exists "$image"; then
@@ -76,6 +82,10 @@ debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$rootfs" "$MIRROR"
 for unit in systemd-remount-fs.service getty.target console-getty.service; do
     ln -sf /dev/null "$rootfs/etc/systemd/system/$unit"
 done
+if [[ "$FLAVOUR" == gpu ]]; then
+    install -m 0644 "$CODE_CACHE" "$rootfs/usr/lib/python3/dist-packages/ansiballz_code_cache.py"
+    echo "import ansiballz_code_cache; ansiballz_code_cache.install()" >"$rootfs/usr/lib/python3/dist-packages/ddtree-ansiballz-code-cache.pth"
+fi
 # debootstrap leaves $MIRROR in the image's sources.list: the minimal host's
 # preflight installs from it, so it must be a mirror the containers reach too.
 tar -C "$rootfs" -c . | podman import --change 'CMD ["/sbin/init"]' - "$image" >&2
