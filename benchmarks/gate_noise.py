@@ -14,7 +14,7 @@ curve), so every gain measured is noise:
 2. As a check, real gains of 5 % and 10 % (a second server decoding that much faster at every
    batch size) measured the same way.
 
-The sweep and the probes run in-process (``_bench.Bench``, ``_probe.Probe``: what the modules run on
+The sweep and the probes run in-process (``_bench.Bench``, ````_probe.Probe`` inside it: what the module runs on
 the host); Ansible's own start-up per call is not inside any measured time. Run from the
 repository root: ``.venv/bin/python benchmarks/gate_noise.py`` (about 8 minutes at the role's
 defaults; ``--runs 3`` for a quick look).
@@ -33,7 +33,6 @@ from probe_bench import REPO, Sim, stats  # also puts the collection on sys.path
 
 from ansible_collections.ddtree.sglang.plugins.module_utils._bench import Bench  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare, summarise  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe  # noqa: E402
 
 PROMPTS = yaml.safe_load((REPO / "roles/ddtree_deploy/vars/gate_prompts.yml").read_text())[
     "__ddtree_deploy_gate_prompt_set"
@@ -50,18 +49,19 @@ NEXTN_RATES = {"1": 50, "2": 49.5, "8": 46, "16": 42, "24": 38, "32": 35, "64": 
 
 
 def side(base_url):
-    """One side of the gate, as gate_measure.yml runs it: the sweep, then each prompt once, greedy."""
-    bench = Bench(base_url, concurrency=LEVELS, prompts=PROMPTS, duration=DURATION, warmup=WARMUP, repeats=REPEATS)
-    sweep = bench.run()
-    greedy = []
-    for p in PROMPTS:
-        opts = {"api": p["api"], "max_tokens": EQ_TOKENS, "temperature": 0.0}
-        opts.update(min_tokens_per_second=0.0, max_ttft=0.0, timeout=60.0)
-        opts["messages" if p["api"] == "chat" else "prompt"] = p.get("messages") or p.get("prompt")
-        res = Probe(base_url, **opts).run()
-        res["item"] = p
-        greedy.append(res)
-    s = summarise(sweep, greedy)
+    """One side of the gate, as gate_measure.yml runs it: one llm_bench call, the sweep and then each prompt
+    once, greedy."""
+    bench = Bench(
+        base_url,
+        concurrency=LEVELS,
+        prompts=PROMPTS,
+        duration=DURATION,
+        warmup=WARMUP,
+        repeats=REPEATS,
+        greedy_tokens=EQ_TOKENS,
+        timeout=60.0,
+    )
+    s = summarise(bench.run())
     assert s["measured"], s["failures"]
     return s
 

@@ -10,22 +10,20 @@ short_description: Per-level rates, spreads and greedy answers of one side of th
 version_added: 0.1.0
 author: ddtree.sglang developers (@ddtree)
 description:
-  - Summarises one side of the ddtree_deploy role's gate (the baseline or the new service) - the
-    M(ddtree.sglang.llm_bench) sweep at the gate's concurrency levels, and the greedy
-    M(ddtree.sglang.llm_probe) runs of the output-equivalence check.
+  - Summarises one side of the ddtree_deploy role's gate (the baseline or the new service) - one
+    M(ddtree.sglang.llm_bench) call - its sweep at the gate's concurrency levels, and its greedy answers
+    (C(greedy_tokens)) for the output-equivalence check.
   - Each level's rate is the median of its C(repeats) measurements (the parts of its window), its spread
     (max - min over the median) the noise of that figure.
-  - The greedy runs are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_compare#filter).
+  - The greedy answers are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_compare#filter).
+  - The call's C(reasons) are the side's failures (read even when the call was registered with C(failed_when)
+    false).
   - The logic is in C(plugins/module_utils/_gate.py).
 options:
   _input:
-    description: The llm_bench result of the sweep; null when the gain gate is off.
+    description: The llm_bench result of the side; null (or a skipped task's result) when neither the gain gate
+      nor the equivalence check is on.
     type: dict
-  greedy:
-    description: The C(results) of the equivalence loop (items are prompts); empty when equivalence is off.
-    type: list
-    elements: dict
-    default: []
   not_measured:
     description: Why the side was not measured at all (no service running); the side's one failure.
     type: str
@@ -34,12 +32,12 @@ options:
 EXAMPLES = r"""
 - name: Summarise the baseline
   ansible.builtin.set_fact:
-    baseline: "{{ sweep | ddtree.sglang.sglang_gate_summary(greedy=greedy.results) }}"
+    baseline: "{{ side | ddtree.sglang.sglang_gate_summary }}"
 """
 
 RETURN = r"""
 _value:
-  description: C(measured) (the sweep and every greedy run answered), C(failures), C(levels) (per level
+  description: C(measured) (the sweep and every greedy answer came), C(failures), C(levels) (per level
     C(concurrency), C(tokens_per_second), C(rates), C(spread), C(ttft_s), C(errors)), C(median), C(spread) and
     C(ttft_s) (the first level's), C(greedy), C(token_sources).
   type: dict
@@ -54,23 +52,24 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._gate import summari
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
-def sglang_gate_summary(bench, greedy=None, not_measured=None):
+def sglang_gate_summary(bench, not_measured=None):
     """One side of the gate: per-level rates, spreads and greedy texts."""
     if bench is not None and not isinstance(bench, dict):
         raise AnsibleFilterError(
             f"sglang_gate_summary: the input must be an llm_bench result (a mapping) or null, got {describe(bench)}."
         )
-    if greedy is not None and not isinstance(greedy, (list, tuple)):
-        raise AnsibleFilterError(
-            f"sglang_gate_summary: greedy must be an llm_probe loop's results (a list), got {describe(greedy)}."
-        )
+    for key in ("levels", "greedy", "reasons"):
+        if bench is not None and not isinstance(bench.get(key) or [], (list, tuple)):
+            raise AnsibleFilterError(
+                f"sglang_gate_summary: the llm_bench result's {key} must be a list, got {describe(bench[key])}."
+            )
     if bench is not None and bench.get("skipped") and "levels" not in bench:
-        bench = None  # the sweep did not run (gain gate off)
+        bench = None  # the call did not run (neither the gain gate nor the equivalence check is on)
     if not_measured is not None and not isinstance(not_measured, str):
         raise AnsibleFilterError(
             f"sglang_gate_summary: not_measured must be a reason (a string), got {describe(not_measured)}."
         )
-    return summarise(bench, greedy or [], not_measured=not_measured)
+    return summarise(bench, not_measured=not_measured)
 
 
 class FilterModule:

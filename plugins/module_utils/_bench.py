@@ -40,6 +40,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     describe_transport_error,
     http_status_error,
 )
+from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe, ProbeError
 from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
@@ -79,6 +80,7 @@ DEFAULTS = {
     "validate_certs": True,
     "headers": None,
     "repeats": 1,
+    "greedy_tokens": 0,
 }
 # The default deadline's margin beyond every level's warmup, window and last request: model
 # discovery and thread start-up take well under a second; 5 s is room for a loaded controller.
@@ -88,6 +90,21 @@ ERROR_MESSAGES = 5  # distinct error messages kept per level
 MODELS_TIMEOUT = 10.0
 # How long a worker thread may take to notice it was stopped (its socket was shut down already).
 JOIN_TIMEOUT = 5.0
+
+
+# What each greedy answer keeps of the probe's result (llm_probe's RETURN says what each is).
+GREEDY_KEYS = (
+    "verdict",
+    "msg",
+    "text",
+    "reasoning_text",
+    "text_truncated",
+    "completion_tokens",
+    "finish_reason",
+    "token_count_source",
+    "ttft_s",
+    "tokens_per_second",
+)
 
 
 class BenchError(Exception):
@@ -235,7 +252,11 @@ class Bench:
             )
         if o["api"] not in PATHS:
             raise BenchError("api must be one of {}; got {!r}".format(", ".join(PATHS), o["api"]))
-        self.levels = _levels(o["concurrency"])
+        if isinstance(o["greedy_tokens"], bool) or not isinstance(o["greedy_tokens"], int) or o["greedy_tokens"] < 0:
+            raise BenchError(
+                f"greedy_tokens must be 0 (no greedy answers) or a whole number of tokens; got {o['greedy_tokens']!r}"
+            )
+        self.levels = _levels(o["concurrency"], greedy_only=o["greedy_tokens"] > 0)
         for k in ("duration", "timeout"):
             o[k] = _seconds(k, o[k])
             if o[k] <= 0:
@@ -247,8 +268,13 @@ class Bench:
             raise BenchError(f"repeats must be a whole number of at least 1; got {o['repeats']!r}")
         if isinstance(o["max_tokens"], bool) or not isinstance(o["max_tokens"], int) or o["max_tokens"] < 1:
             raise BenchError(f"max_tokens must be a whole number of at least 1; got {o['max_tokens']!r}")
-        self.prompts = _prompts(o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS, o["api"])
+        prompts = o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS
+        self.prompts = _prompts(prompts, o["api"])
+        # The greedy answers are named by the prompt's id (the gate compares them prompt by prompt), else its index.
+        self.prompt_ids = [item.get("id", i) for i, item in enumerate(prompts)]
         derived = len(self.levels) * (o["warmup"] + o["duration"] + o["timeout"]) + DEADLINE_MARGIN
+        if o["greedy_tokens"]:
+            derived += len(self.prompts) * o["timeout"]
         if o["deadline"] is None:
             o["deadline"] = derived
         o["deadline"] = _seconds("deadline", o["deadline"])
@@ -285,6 +311,8 @@ class Bench:
             "deadline": _r(o["deadline"], 3),
             "prompts": len(self.prompts),
             "levels": [],
+            "greedy_tokens": o["greedy_tokens"],
+            "greedy": [],
             "deadline_reached": False,
         }
         reasons = []
@@ -307,6 +335,9 @@ class Bench:
                 level, reached = self._level(n)
                 res["levels"].append(level)
                 res["deadline_reached"] = res["deadline_reached"] or reached
+            if o["greedy_tokens"]:
+                res["greedy"] = self._greedy()
+                res["deadline_reached"] = res["deadline_reached"] or any(g.get("skipped") for g in res["greedy"])
         for level in res["levels"]:
             if level.get("skipped"):
                 continue
@@ -324,31 +355,82 @@ class Bench:
                     f"at concurrency {level['concurrency']}, {missing} stream(s) started no request inside the "
                     f"{_num(o['duration'])} s window (one request outlasted it): lengthen duration or lower max_tokens"
                 )
+        reasons.extend(f"{g['id']} (greedy): {g['msg']}" for g in res["greedy"] if g["verdict"] == "fail")
         if res["deadline_reached"]:
             skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
+            not_asked = [str(g["id"]) for g in res["greedy"] if g.get("skipped")]
             reasons.insert(
                 0,
-                "deadline {} s passed: in-flight requests were cut{}".format(
+                "deadline {} s passed: in-flight requests were cut{}{}".format(
                     _num(o["deadline"]),
                     "; not run: concurrency " + ", ".join(skipped) if skipped else "",
+                    "; greedy answers not asked: " + ", ".join(not_asked) if not_asked else "",
                 ),
             )
         res["elapsed_s"] = _r(self.clock() - self.t0, 3)
         res["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
+        # The reasons, one per entry, survive a caller's failed_when: false (the deploy role reads them).
+        res["reasons"] = reasons
         res["failed"] = bool(reasons)
         if reasons:
             res["msg"] = "; ".join(reasons)
         else:
             res["msg"] = "; ".join(
-                "concurrency {}: {} tok/s, {} req/s, TTFT p50 {} s".format(
-                    x["concurrency"],
-                    _num(x["output_tokens_per_second"]),
-                    _num(x["requests_per_second"]),
-                    _num(x["ttft_s"]["p50"]),
+                [
+                    "concurrency {}: {} tok/s, {} req/s, TTFT p50 {} s".format(
+                        x["concurrency"],
+                        _num(x["output_tokens_per_second"]),
+                        _num(x["requests_per_second"]),
+                        _num(x["ttft_s"]["p50"]),
+                    )
+                    for x in res["levels"]
+                ]
+                + (
+                    [f"greedy answers to {len(res['greedy'])} prompt(s), up to {o['greedy_tokens']} tokens each"]
+                    if res["greedy"]
+                    else []
                 )
-                for x in res["levels"]
             )
         return res
+
+    def _greedy(self):
+        """Each prompt once, greedy, one at a time, for its first greedy_tokens tokens, after the levels (so
+        the server is warm and idle). The same probe as llm_probe, measured but not judged on speed: what
+        counts is the text, which the ddtree_deploy gate compares with the other side's."""
+        o = self.o
+        answers = []
+        for i, item in enumerate(self.prompts):
+            pid = self.prompt_ids[i]
+            api = item.get("api", o["api"])
+            left = self._left()
+            if left <= 0:
+                answers.append({"id": pid, "api": api, "verdict": "skipped", "skipped": True, "msg": "not asked"})
+                continue
+            try:
+                probe = Probe(
+                    self.base_url,
+                    clock=self.clock,
+                    api=api,
+                    model=self.model,
+                    prompt=item.get("prompt"),
+                    messages=item.get("messages"),
+                    max_tokens=o["greedy_tokens"],
+                    temperature=0.0,
+                    timeout=min(o["timeout"], left),
+                    min_tokens_per_second=0,
+                    max_ttft=0,
+                    api_key=o["api_key"],
+                    validate_certs=o["validate_certs"],
+                    headers=o["headers"],
+                )
+            except ProbeError as exc:  # options _validate accepted; a bug if it happens
+                answers.append({"id": pid, "api": api, "verdict": "fail", "msg": str(exc)})
+                continue
+            r = probe.run()
+            answer = {k: r.get(k) for k in GREEDY_KEYS if k in r}
+            answer.update(id=pid, api=api)
+            answers.append(answer)
+        return answers
 
     def _left(self):
         return self.deadline - self.clock()
@@ -537,11 +619,14 @@ def _seconds(name, value):
         raise BenchError(f"{name} must be a number of seconds, e.g. 10; got {value!r}") from None
 
 
-def _levels(value):
-    """Concurrency levels as a list of whole numbers: an int, or a list of them."""
+def _levels(value, greedy_only=False):
+    """Concurrency levels as a list of whole numbers: an int, or a list of them; [] only for greedy answers alone."""
     items = value if isinstance(value, (list, tuple)) else [value]
-    if not items:
-        raise BenchError("concurrency must be a whole number or a list of them, e.g. [1, 16]; got an empty list")
+    if not items and not greedy_only:
+        raise BenchError(
+            "concurrency must be a whole number or a list of them, e.g. [1, 16]; got an empty list "
+            "(an empty list is for greedy answers alone: set greedy_tokens)"
+        )
     levels = []
     for item in items:
         if isinstance(item, bool):

@@ -11,8 +11,9 @@ The ddtree_deploy role measures the baseline (right before the switch) and the c
   are the server's count (``usage``), so a speculative server that sends several tokens per chunk is
   counted honestly. Speculative decoding wins most at one stream and loses its lead as the batch grows,
   so a gain at one stream says nothing about the batch a server carries: every level is gated.
-- equivalence runs: every prompt once with ``llm_probe``, at one stream, greedy, ``max_tokens`` = the tokens
-  compared, so the server's own tokenizer decides where "the first N tokens" end.
+- equivalence runs: in the same ``llm_bench`` call (``greedy_tokens``), after the levels, every prompt once, at
+  one stream, greedy, ``max_tokens`` = the tokens compared, so the server's own tokenizer decides where "the
+  first N tokens" end.
 
 ``summarise`` turns one side's results into per-level rates and spreads; ``compare`` applies the gate at
 every level (``min_gain`` one number, or a mapping level -> gain) and compares the greedy texts.
@@ -26,20 +27,6 @@ import statistics
 TEXT_CAP = 600
 
 
-def _probe_failure(res):
-    """Why one registered llm_probe run failed, or None.
-
-    The role registers its runs with ``failed_when: false`` (every run kept, no wall of
-    "...ignoring" in the play's output), which rewrites ``failed`` to false: llm_probe's own
-    ``verdict`` (returned always) is what says whether the run failed.
-    """
-    if res.get("skipped"):
-        return "skipped"
-    if res.get("failed") or res.get("verdict") == "fail":
-        return res.get("msg") or "failed"
-    return None
-
-
 def _median_spread(values):
     if not values:
         return None, None
@@ -48,26 +35,31 @@ def _median_spread(values):
     return med, spread
 
 
-def summarise(bench=None, greedy_results=None, not_measured=None):
+def summarise(bench=None, not_measured=None):
     """One side: {measured, failures, levels, median, spread, ttft_s, greedy, token_sources}.
 
     ``not_measured``: why the side was not measured at all (no service running); it is the side's
-    one failure, and ``bench`` and ``greedy_results`` are not read.
+    one failure, and ``bench`` is not read.
 
-    ``bench``: the llm_bench result of the gate's sweep (None when the gain gate is off);
-    ``greedy_results``: the llm_probe runs of the equivalence check (empty when it is off). Each level
-    gives ``tokens_per_second`` (the median of its ``repeats`` measurements, else the level's aggregate),
-    its ``rates`` and their ``spread``. ``median``, ``spread`` and ``ttft_s`` are the first level's (one
-    stream by default), the figures the report's one-line summary shows.
+    ``bench``: the side's ``llm_bench`` result (None when neither the gain gate nor the equivalence check is
+    on): its levels (``concurrency`` [] when the gain gate is off) and its ``greedy`` answers (empty when the
+    equivalence check is off). Its ``reasons`` are the side's failures: the role registers the call with
+    ``failed_when: false``, which rewrites ``failed``, so they are read instead. Each level gives
+    ``tokens_per_second`` (the median of its ``repeats`` measurements, else the level's aggregate), its
+    ``rates`` and their ``spread``. ``median``, ``spread`` and ``ttft_s`` are the first level's (one stream by
+    default), the figures the report's one-line summary shows.
     """
     failures = []
     levels = []
     sources = set()
+    greedy = {}
     if not_measured:
         failures.append(str(not_measured))
-        bench, greedy_results = None, None
+        bench = None
     if bench is not None:
-        if bench.get("failed") or bench.get("skipped"):
+        if "reasons" in bench:
+            failures.extend(bench["reasons"])
+        elif bench.get("failed") or bench.get("skipped"):
             failures.append(bench.get("msg") or "the sweep failed")
         for lv in bench.get("levels") or []:
             rates = [r for r in lv.get("rates") or [] if r is not None]
@@ -86,29 +78,24 @@ def summarise(bench=None, greedy_results=None, not_measured=None):
                     "errors": (lv.get("errors") or {}).get("count", 0),
                 }
             )
-        if not failures and not levels:
+        # concurrency [] asks for no level (the gain gate is off): no level is then no failure.
+        if not failures and not levels and bench.get("concurrency") != []:
             failures.append("the sweep measured no level")
-    greedy = {}
-    for res in greedy_results or []:
-        prompt = res.get("item") or {}
-        pid = prompt.get("id", "?")
-        why = _probe_failure(res)
-        if why:
-            failures.append(f"{pid} (greedy): {why}")
-        text = (res.get("text") or "") + (res.get("reasoning_text") or "")
-        greedy[pid] = {
-            "ok": why is None,
-            "text": text[:TEXT_CAP],
-            "text_truncated": len(text) > TEXT_CAP,
-            "completion_tokens": res.get("completion_tokens"),
-            "finish_reason": res.get("finish_reason"),
-        }
-        if why is None:
-            sources.add(res.get("token_count_source") or "unknown")
+        for answer in bench.get("greedy") or []:
+            ok = answer.get("verdict") == "pass"
+            text = (answer.get("text") or "") + (answer.get("reasoning_text") or "")
+            greedy[answer.get("id", "?")] = {
+                "ok": ok,
+                "text": text[:TEXT_CAP],
+                "text_truncated": len(text) > TEXT_CAP,
+                "completion_tokens": answer.get("completion_tokens"),
+                "finish_reason": answer.get("finish_reason"),
+            }
+            if ok:
+                sources.add(answer.get("token_count_source") or "unknown")
     first = levels[0] if levels else {}
-    ran = bench is not None or bool(greedy_results)
     return {
-        "measured": bool(ran and not failures),
+        "measured": bool(bench is not None and not failures),
         "failures": failures,
         "levels": levels,
         "median": first.get("tokens_per_second"),

@@ -25,6 +25,10 @@ description:
     over the streams. See C(docs/bench.md) in the collection.
   - The whole call is bounded by O(deadline) on the wall clock. When it passes, requests in flight are cut,
     levels not yet run are listed as skipped, and the module fails saying so.
+  - With O(greedy_tokens), after the levels it asks each prompt once more, at one stream and greedy, for its
+    first O(greedy_tokens) tokens, and returns the texts in RV(greedy) (the output-equivalence check of
+    C(ddtree.sglang.ddtree_deploy) compares them between two servers). One call then does what a sweep and a
+    loop of M(ddtree.sglang.llm_probe) calls did, with one module start instead of one per prompt.
   - The same HTTP and stream-reading code as M(ddtree.sglang.llm_probe), and the same options where they mean
     the same.
 author:
@@ -63,6 +67,7 @@ options:
         given. At most 512 (one thread per stream).
       - Pick V(1) and one level at or near the server's C(max_running_requests) (its production batch); see
         C(docs/bench.md).
+      - V([]) runs no level; it is only accepted with O(greedy_tokens), for the greedy answers alone.
     type: raw
     default: [1]
   duration:
@@ -102,6 +107,14 @@ options:
       - Sampling temperature. 0 (greedy) makes every run ask for the same work.
     type: float
     default: 0.0
+  greedy_tokens:
+    description:
+      - Tokens of each prompt's greedy answer (temperature 0, at one stream, one prompt at a time, after the
+        levels); V(0) asks for none. Each answer is one M(ddtree.sglang.llm_probe) run with its speed checks off
+        (a slow answer is not a failed one); an answer that fails (an HTTP error, no token, a degenerate text)
+        fails the module, as a level without a completed request does.
+    type: int
+    default: 0
   timeout:
     description:
       - Seconds one request may take, on the wall clock. It also bounds how long a level's last counted request
@@ -112,7 +125,8 @@ options:
     description:
       - Seconds the whole call may take, on the wall clock. When it passes, requests in flight are cut and the
         module fails, saying which levels were cut or not run.
-      - Default is the number of levels times (O(warmup) + O(duration) + O(timeout)), plus 5 s.
+      - Default is the number of levels times (O(warmup) + O(duration) + O(timeout)), plus, with
+        O(greedy_tokens), the number of prompts times O(timeout), plus 5 s.
     type: float
   api_key:
     description:
@@ -138,6 +152,14 @@ seealso:
 """
 
 EXAMPLES = r"""
+- name: The same prompts on two servers, greedy, to compare their answers
+  ddtree.sglang.llm_bench:
+    base_url: "{{ item }}"
+    concurrency: []
+    greedy_tokens: 32
+  loop: [http://10.0.0.5:30000, http://10.0.0.6:30000]
+  register: answers
+
 - name: Throughput at one stream and at the production batch
   ddtree.sglang.llm_bench:
     base_url: http://127.0.0.1:30000
@@ -250,6 +272,70 @@ levels:
       description: True when the deadline had passed before the level could start.
       type: bool
       returned: when the level was not run
+greedy:
+  description: With O(greedy_tokens), one entry per prompt, in the order of O(prompts); else empty.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: The prompt's C(id), else its index in O(prompts).
+      type: raw
+      sample: completion_short
+    api:
+      description: The API the prompt was sent to.
+      type: str
+      sample: completions
+    verdict:
+      description: V(pass), V(fail) (see RV(greedy[].msg)), or V(skipped) (the deadline had passed).
+      type: str
+      sample: pass
+    msg:
+      description: The probe's summary, or why the answer failed.
+      type: str
+    text:
+      description: The answer (capped at 4000 characters, as M(ddtree.sglang.llm_probe)'s).
+      type: str
+      sample: " Paris. It is the largest city"
+    reasoning_text:
+      description: The reasoning part of a chat answer, when the server sends one apart.
+      type: str
+      returned: when the server sent reasoning
+    text_truncated:
+      description: Whether RV(greedy[].text) was cut.
+      type: bool
+    completion_tokens:
+      description: Tokens of the answer (the server's count when it sent usage).
+      type: int
+      sample: 32
+    finish_reason:
+      description: Why the server stopped (V(length) when it gave every token asked for).
+      type: str
+      sample: length
+    token_count_source:
+      description: Where RV(greedy[].completion_tokens) comes from, as M(ddtree.sglang.llm_probe) says it.
+      type: str
+      sample: usage
+    ttft_s:
+      description: Seconds to the first token.
+      type: float
+      sample: 0.08
+    tokens_per_second:
+      description: The answer's decode rate.
+      type: float
+      sample: 49.9
+greedy_tokens:
+  description: The tokens asked for per greedy answer (0 when none were asked).
+  returned: always
+  type: int
+  sample: 32
+reasons:
+  description: Each reason the call failed, one per entry (RV(msg) joins them); empty when it passed. A caller that
+    registers the result with C(failed_when) set to false still reads them here.
+  returned: always
+  type: list
+  elements: str
+  sample: []
 deadline_reached:
   description: Whether the deadline cut the call.
   returned: always
@@ -340,7 +426,8 @@ ARGUMENT_SPEC = dict(
     duration=dict(type="float", default=DEFAULTS["duration"]),
     warmup=dict(type="float", default=DEFAULTS["warmup"]),
     prompts=dict(type="list", elements="dict"),
-    repeats=dict(type="int", default=1),
+    repeats=dict(type="int", default=DEFAULTS["repeats"]),
+    greedy_tokens=dict(type="int", default=DEFAULTS["greedy_tokens"], no_log=False),
     max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
     temperature=dict(type="float", default=DEFAULTS["temperature"]),
     timeout=dict(type="float", default=DEFAULTS["timeout"]),
@@ -364,17 +451,19 @@ class LlmBenchModule:
         try:
             bench = Bench(base_url, **params)
         except BenchError as exc:
-            self.module.fail_json(msg=str(exc), levels=[])
+            self._fail(str(exc))
         try:
             result = bench.run()
         except Exception as exc:  # a bug here must still read as a result, not a traceback
-            self.module.fail_json(
-                msg=f"llm_bench internal error ({exc.__class__.__name__}: {exc}); please report it", levels=[]
-            )
+            self._fail(f"llm_bench internal error ({exc.__class__.__name__}: {exc}); please report it")
         result["changed"] = False
         if result.pop("failed"):
             self.module.fail_json(**result)
         self.module.exit_json(**result)
+
+    def _fail(self, msg):
+        """A failure before any figure: the same keys as a run's result, so a caller's templates still read them."""
+        self.module.fail_json(msg=msg, reasons=[msg], levels=[], greedy=[])
 
 
 def main():

@@ -32,7 +32,10 @@ CALLS = [
     ("sglang_redact with secrets a mapping", "{{ 'x' | ddtree.sglang.sglang_redact(a_mapping) }}"),
     ("sglang_gate_summary of a number", "{{ a_number | ddtree.sglang.sglang_gate_summary }}"),
     ("sglang_gate_summary of a list", "{{ a_list | ddtree.sglang.sglang_gate_summary }}"),
-    ("sglang_gate_summary with greedy a mapping", "{{ none | ddtree.sglang.sglang_gate_summary(a_mapping) }}"),
+    (
+        "sglang_gate_summary of a result whose greedy is a mapping",
+        "{{ {'levels': [], 'greedy': a_mapping} | ddtree.sglang.sglang_gate_summary }}",
+    ),
     (
         "sglang_gate_summary with not_measured a list",
         "{{ none | ddtree.sglang.sglang_gate_summary(not_measured=a_list) }}",

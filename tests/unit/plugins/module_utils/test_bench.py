@@ -126,6 +126,9 @@ def test_itl_and_decode_rate_come_from_chunk_times():
         ({"prompts": [{"messages": [{"role": "user", "content": "x"}]}]}, "only api: chat sends"),
         ({"prompts": [{"prompt": "a", "max_token": 3}]}, "prompts[0] has unknown key(s) max_token"),
         ({"api": "generate"}, "api must be one of completions, chat"),
+        ({"greedy_tokens": -1}, "greedy_tokens must be 0 (no greedy answers) or a whole number of tokens; got -1"),
+        ({"greedy_tokens": True}, "greedy_tokens must be 0 (no greedy answers) or a whole number of tokens; got True"),
+        ({"concurrency": [], "greedy_tokens": 0}, "an empty list is for greedy answers alone: set greedy_tokens"),
     ],
 )
 def test_bad_options_are_named(options, words):
@@ -139,6 +142,12 @@ def test_concurrency_takes_an_int_or_a_list_and_the_deadline_is_derived():
     assert b.levels == [4] and b.o["deadline"] == 1 * (2 + 8 + 20) + 5
     b = Bench("http://127.0.0.1:1", concurrency=[1, 4, 16], duration=8, warmup=2, timeout=20, deadline=50)
     assert b.levels == [1, 4, 16] and b.o["deadline"] == 50
+    # greedy answers: one request per prompt, each bounded by the timeout
+    prompts = [{"id": "a", "prompt": "x"}, {"prompt": "y"}]
+    b = Bench("http://127.0.0.1:1", concurrency=[1], duration=8, warmup=2, timeout=20, greedy_tokens=8, prompts=prompts)
+    assert b.o["deadline"] == (2 + 8 + 20) + 2 * 20 + 5 and b.prompt_ids == ["a", 1]
+    b = Bench("http://127.0.0.1:1", concurrency=[], timeout=20, greedy_tokens=8, prompts=prompts)
+    assert b.levels == [] and b.o["deadline"] == 2 * 20 + 5
 
 
 # --- against real servers on loopback -----------------------------------------------------------
@@ -280,3 +289,47 @@ def test_a_prompt_carries_its_own_api_and_labels_are_not_sent():
         _bench._prompts([{"prompt": "x", "api": "generate"}], "completions")
     with pytest.raises(_bench.BenchError, match="only api: chat"):
         _bench._prompts([{"messages": [], "api": "completions"}], "chat")
+
+
+# --- greedy answers (the gate's output-equivalence check) ----------------------------------------
+
+GATE_LIKE = [
+    {"id": "plain", "why": "labels are not sent", "api": "completions", "prompt": "The capital of France is"},
+    {"id": "chat", "api": "chat", "messages": [{"role": "user", "content": "Name a bread."}], "max_tokens": 64},
+]
+
+
+def test_greedy_answers_come_after_the_levels_one_per_prompt_by_id(shared_sim):
+    sim = shared_sim("healthy", None, env=SIM_ENV)
+    r = Bench(sim.base_url, concurrency=[1], duration=0.5, warmup=0.0, prompts=GATE_LIKE, greedy_tokens=6).run()
+    assert not r["failed"] and r["reasons"] == [], r["msg"]
+    assert r["levels"][0]["completed"] > 0 and r["greedy_tokens"] == 6
+    assert [(g["id"], g["api"], g["verdict"]) for g in r["greedy"]] == [
+        ("plain", "completions", "pass"),
+        ("chat", "chat", "pass"),
+    ]
+    for g in r["greedy"]:
+        # greedy_tokens, not the prompt's own max_tokens (64 for the chat prompt): the compared length
+        assert (g["completion_tokens"], g["finish_reason"], g["token_count_source"]) == (6, "length", "usage"), g
+        assert g["text"]
+    assert r["msg"].endswith("; greedy answers to 2 prompt(s), up to 6 tokens each")
+    # greedy: the same prompt gives the same text, whether levels ran before or not
+    alone = Bench(sim.base_url, concurrency=[], prompts=GATE_LIKE, greedy_tokens=6).run()
+    assert alone["levels"] == [] and not alone["failed"], alone["msg"]
+    assert [g["text"] for g in alone["greedy"]] == [g["text"] for g in r["greedy"]]
+
+
+def test_a_greedy_answer_that_fails_fails_the_call_naming_the_prompt(shared_sim):
+    sim = shared_sim("chat_400", None)
+    r = Bench(sim.base_url, concurrency=[], prompts=GATE_LIKE[1:], greedy_tokens=4).run()
+    assert r["failed"] and r["greedy"][0]["verdict"] == "fail"
+    assert len(r["reasons"]) == 1 and r["reasons"][0].startswith("chat (greedy): ")
+    assert "HTTP 400" in r["reasons"][0] and r["msg"] == r["reasons"][0]
+
+
+def test_greedy_answers_the_deadline_leaves_no_time_for_are_named(sglang_sim):
+    sim = sglang_sim("hang", None)
+    r = Bench(sim.base_url, concurrency=[], prompts=GATE_LIKE, greedy_tokens=4, model="m", deadline=0.5).run()
+    assert r["failed"] and r["deadline_reached"]
+    assert r["greedy"][0]["verdict"] == "fail" and r["greedy"][1]["verdict"] == "skipped"
+    assert r["reasons"][0] == "deadline 0.5 s passed: in-flight requests were cut; greedy answers not asked: chat"

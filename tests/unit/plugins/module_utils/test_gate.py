@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gain gate at every concurrency level and the equivalence check (module_utils/_gate.py), over an
-llm_bench sweep and llm_probe greedy runs as the role registers them."""
+"""The gain gate at every concurrency level and the equivalence check (module_utils/_gate.py), over one side's
+llm_bench call (its sweep and its greedy answers) as the role registers it."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -16,11 +16,10 @@ TEXTS = {"short": "Paris. It lies on the Seine", "long": "Speculative decoding l
 
 
 def greedy(prompt, text, failed=False, msg="ok"):
-    """One greedy llm_probe run as the role registers it: with failed_when false, `failed` is always
-    false and llm_probe's `verdict` says whether the run failed."""
+    """One greedy answer of an llm_bench result (its `greedy` list)."""
     return {
-        "item": prompt,
-        "failed": False,
+        "id": prompt["id"],
+        "api": prompt["api"],
         "verdict": "fail" if failed else "pass",
         "msg": msg,
         "completion_tokens": 32,
@@ -29,11 +28,17 @@ def greedy(prompt, text, failed=False, msg="ok"):
     }
 
 
-def sweep(rates, failed=False, msg="ok"):
-    """An llm_bench result: {level: [the repeats' rates]}."""
+def sweep(rates, failed=False, msg="ok", answers=(), levels=None):
+    """An llm_bench result as the role registers it (failed_when false: `failed` is always false, and
+    `reasons` says why the call failed): {level: [the repeats' rates]}, and the greedy answers."""
+    reasons = [msg] if failed else []
+    reasons += [f"{a['id']} (greedy): {a['msg']}" for a in answers if a["verdict"] == "fail"]
     return {
-        "failed": failed,
-        "msg": msg,
+        "failed": False,
+        "reasons": reasons,
+        "msg": "; ".join(reasons) or msg,
+        "concurrency": list(rates) if levels is None else levels,
+        "greedy": list(answers),
         "levels": [
             {
                 "concurrency": level,
@@ -50,7 +55,7 @@ def sweep(rates, failed=False, msg="ok"):
 
 def side(rates, texts=None):
     texts = texts or TEXTS
-    return summarise(sweep(rates), [greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])])
+    return summarise(sweep(rates, answers=[greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])]))
 
 
 def test_each_level_is_the_median_of_its_measurements_with_their_spread():
@@ -66,10 +71,10 @@ def test_each_level_is_the_median_of_its_measurements_with_their_spread():
 
 
 def test_a_failed_sweep_or_greedy_run_is_named_and_the_side_not_measured():
-    s = summarise(sweep({1: [40.0]}, failed=True, msg="no request completed at concurrency 16"), [])
+    s = summarise(sweep({1: [40.0]}, failed=True, msg="no request completed at concurrency 16"))
     assert not s["measured"] and s["failures"] == ["no request completed at concurrency 16"]
     cut = greedy(SHORT, "Paris", failed=True, msg="stream cut off after 3 tokens")
-    s = summarise(sweep({1: [40.0]}), [cut])
+    s = summarise(sweep({1: [40.0]}, answers=[cut]))
     assert s["greedy"]["short"]["ok"] is False
     assert s["failures"] == ["short (greedy): stream cut off after 3 tokens"]
 
@@ -105,7 +110,7 @@ def test_min_gain_per_level():
 
 def test_the_gate_fails_closed_without_a_baseline_or_a_level():
     new = side({1: [50.0] * 3, 16: [600.0] * 3})
-    nothing = summarise(sweep({}, failed=True, msg="GET /v1/models: connection refused"), [])
+    nothing = summarise(sweep({}, failed=True, msg="GET /v1/models: connection refused", levels=[1]))
     v = compare(new, nothing, min_gain=0.1)
     assert v["gate"] == "unmeasured"
     assert "the baseline could not be measured (GET /v1/models: connection refused)" in v["gate_msg"]
@@ -138,7 +143,8 @@ def test_different_greedy_answers_fail_with_both_texts():
 def test_equivalence_off_and_without_answers():
     base = side({1: [40.0] * 3})
     assert compare(side({1: [52.0] * 3}), base, equivalence_tokens=0)["equivalence"]["ok"] is None
-    no_answer = summarise(None, [greedy(SHORT, "", failed=True, msg="HTTP 503")])
+    no_answer = summarise(sweep({}, answers=[greedy(SHORT, "", failed=True, msg="HTTP 503")]))
+    assert no_answer["failures"] == ["short (greedy): HTTP 503"]
     eq = compare(no_answer, base, equivalence_tokens=32)["equivalence"]
     assert eq["ok"] is False and "short: no answer to compare" in eq["msg"]
 
@@ -148,9 +154,19 @@ def test_filters_check_their_input():
         sglang_gate_summary("not a mapping")
     with pytest.raises(AnsibleFilterError, match="sglang_gate_compare"):
         sglang_gate_compare({}, baseline=[1])
-    # the sweep skipped (gain gate off): only the greedy runs
-    off = sglang_gate_summary({"skipped": True, "changed": False}, greedy=[greedy(SHORT, "Paris")])
-    assert off["levels"] == [] and off["measured"]
+    with pytest.raises(AnsibleFilterError, match="the llm_bench result's greedy must be a list, got a mapping"):
+        sglang_gate_summary({"levels": [], "greedy": {"short": "Paris"}})
+    # the gain gate off: no level asked, only the greedy answers, and that is no failure
+    off = sglang_gate_summary(sweep({}, answers=[greedy(SHORT, "Paris")]))
+    assert off["levels"] == [] and off["measured"] and off["greedy"]["short"]["text"] == "Paris"
+    # a level asked and none measured is one
+    assert sglang_gate_summary(sweep({}, levels=[1]))["failures"] == ["the sweep measured no level"]
+    # neither check on: the task was skipped, and the side is not measured
+    assert sglang_gate_summary({"skipped": True, "changed": False})["measured"] is False
+    # a call that failed before any figure (a bad option), registered with failed_when false
+    why = "prompts[0] needs exactly one of prompt"
+    bad = {"failed": False, "msg": why, "reasons": [why], "levels": [], "greedy": []}
+    assert sglang_gate_summary(bad)["failures"] == [why]
     base = side({1: [40.0] * 3})
     assert sglang_gate_compare(base, baseline=base, min_gain=0.0)["gate"] == "pass"
 

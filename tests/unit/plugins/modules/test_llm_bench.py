@@ -109,6 +109,17 @@ def test_a_wrong_key_fails_naming_the_fix(sglang_sim):
 def test_bad_options_fail_cleanly(args, words):
     failed, r = run_module(args)
     assert failed and words in r["msg"] and r["levels"] == []
+    # the same keys as a run's result, for a caller that registers it with failed_when: false
+    assert r["reasons"] == [r["msg"]] and r["greedy"] == []
+
+
+def test_greedy_answers_alone_through_the_module(shared_sim):
+    sim = shared_sim("healthy", None, env=SIM_ENV)
+    prompts = [{"id": "short", "prompt": "The capital of France is"}]
+    failed, r = run_module({"base_url": sim.base_url, "concurrency": [], "greedy_tokens": 5, "prompts": prompts})
+    assert not failed, r["msg"]
+    assert r["levels"] == [] and r["reasons"] == []
+    assert [(g["id"], g["verdict"], g["completion_tokens"]) for g in r["greedy"]] == [("short", "pass", 5)]
 
 
 def test_missing_requests_names_the_library(monkeypatch):
