@@ -59,8 +59,10 @@ def summarise(bench=None, not_measured=None):
     if bench is not None:
         if "reasons" in bench:
             failures.extend(bench["reasons"])
-        elif bench.get("failed") or bench.get("skipped"):
-            failures.append(bench.get("msg") or "the sweep failed")
+        elif bench.get("failed") or bench.get("msg"):
+            # No reasons: the module did not run (not found, the host unreachable, ...); with failed_when
+            # false its message is all that says so.
+            failures.append(bench.get("msg") or "the call failed")
         for lv in bench.get("levels") or []:
             rates = [r for r in lv.get("rates") or [] if r is not None]
             med, spread = _median_spread(rates)

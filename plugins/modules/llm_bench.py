@@ -461,16 +461,17 @@ class LlmBenchModule:
             self.module.fail_json(**result)
         self.module.exit_json(**result)
 
-    def _fail(self, msg):
+    def _fail(self, msg, **extra):
         """A failure before any figure: the same keys as a run's result, so a caller's templates still read them."""
-        self.module.fail_json(msg=msg, reasons=[msg], levels=[], greedy=[])
+        self.module.fail_json(msg=msg, reasons=[msg], levels=[], greedy=[], **extra)
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    bench = LlmBenchModule(module)
     if not HAS_REQUESTS:
-        module.fail_json(msg=missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
-    LlmBenchModule(module).run()
+        bench._fail(missing_required_lib("requests"), exception=REQUESTS_IMPORT_ERROR)
+    bench.run()
 
 
 if __name__ == "__main__":

@@ -167,6 +167,10 @@ def test_filters_check_their_input():
     why = "prompts[0] needs exactly one of prompt"
     bad = {"failed": False, "msg": why, "reasons": [why], "levels": [], "greedy": []}
     assert sglang_gate_summary(bad)["failures"] == [why]
+    # a call that did not run at all (Ansible's own result), registered with failed_when false: never an
+    # empty answer that passes (issue 11's minimal host: the greedy llm_probe loop read as answered)
+    gone = {"failed": False, "msg": "Failed to import the required Python library (requests) on minimal's Python"}
+    assert sglang_gate_summary(gone)["failures"] == [gone["msg"]] and not sglang_gate_summary(gone)["measured"]
     base = side({1: [40.0] * 3})
     assert sglang_gate_compare(base, baseline=base, min_gain=0.0)["gate"] == "pass"
 

@@ -126,6 +126,8 @@ def test_missing_requests_names_the_library(monkeypatch):
     monkeypatch.setattr(llm_bench, "HAS_REQUESTS", False)
     failed, r = run_module({"base_url": "http://127.0.0.1:1"})
     assert failed and "requests" in r["msg"]
+    # the reasons a caller with failed_when: false reads (the deploy's gate) name it too
+    assert r["reasons"] == [r["msg"]] and r["levels"] == [] and r["greedy"] == []
 
 
 @pytest.mark.wallclock
