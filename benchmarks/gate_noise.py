@@ -14,7 +14,7 @@ curve), so every gain measured is noise:
 2. As a check, real gains of 5 % and 10 % (a second server decoding that much faster at every
    batch size) measured the same way.
 
-The sweep and the probes run in-process (``_bench.Bench``, ````_probe.Probe`` inside it: what the module runs on
+The sweep and the probes run in-process (``_bench.Bench``, with ``_probe.Probe`` inside it: what the module runs on
 the host); Ansible's own start-up per call is not inside any measured time. Run from the
 repository root: ``.venv/bin/python benchmarks/gate_noise.py`` (about 8 minutes at the role's
 defaults; ``--runs 3`` for a quick look).
