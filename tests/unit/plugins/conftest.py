@@ -46,17 +46,24 @@ class SimServer:
         return self.log_path.read_text(errors="replace")
 
     def wait_bound(self, timeout=10.0):
-        """Until the port accepts connections; False when the process exited first."""
+        """Until this process listens on its port; False when the process exited first.
+
+        Its own uvicorn line says so (the simulator prints it once bound, as SGLang does). A port that
+        merely accepts connections may be another test's server: free_port's pick is free when picked,
+        and an xdist peer can bind it before this process does."""
+        own_line = f"Uvicorn running on {self.base_url} "
         end = time.monotonic() + timeout
         while time.monotonic() < end:
+            if own_line in self.logs():
+                return True
             if self.proc.poll() is not None:
                 return False
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return True
-            except OSError:
-                time.sleep(0.02)
+            time.sleep(0.02)
         raise AssertionError(f"simulator did not bind 127.0.0.1:{self.port} within {timeout}s:\n{self.logs()}")
+
+    def lost_its_port(self):
+        """The process exited because another process had bound its port first."""
+        return self.proc.poll() is not None and "error while attempting to bind on address" in self.logs()
 
     def stop(self):
         if self.proc.poll() is None:
@@ -68,6 +75,10 @@ class SimServer:
                 self.proc.wait()
 
 
+# Starts per simulator: free_port's pick can be taken by an xdist peer before the simulator binds it.
+PORT_ATTEMPTS = 3
+
+
 class Launcher:
     """Starts simulators into ``directory`` and remembers them, to stop them all at the end."""
 
@@ -76,6 +87,13 @@ class Launcher:
         self.started = []
 
     def start(self, mode="healthy", algorithm="NEXTN", args=(), env=None, behaviour=None, wait=True, model=MODEL):
+        for _attempt in range(PORT_ATTEMPTS):
+            sim = self._start(mode, algorithm, args, env, behaviour, wait, model)
+            if not (wait and sim.lost_its_port()):
+                return sim
+        raise AssertionError(f"simulator lost its port {PORT_ATTEMPTS} times in a row:\n{sim.logs()}")
+
+    def _start(self, mode, algorithm, args, env, behaviour, wait, model):
         port = free_port()
         behaviour_file = self.directory / f"behaviour-{port}.json"
         if behaviour is not None:
