@@ -6,7 +6,6 @@ simulator does, and a test then talked to the peer's server (clean42's matrix: a
 healthy answer)."""
 
 import socket
-import sys
 
 import requests
 
@@ -16,10 +15,11 @@ def test_a_simulator_whose_port_was_taken_starts_on_another(sglang_sim, monkeypa
         taken.bind(("127.0.0.1", 0))
         taken.listen()  # accepts connections, as the peer's server would
         port = taken.getsockname()[1]
-        harness = sys.modules[type(sglang_sim.__self__).__module__]
+        # The launcher's own module globals (several conftest modules share the name "conftest").
+        harness = sglang_sim.__func__.__globals__
         picks = iter([port])
-        real_free_port = harness.free_port
-        monkeypatch.setattr(harness, "free_port", lambda: next(picks, None) or real_free_port())
+        real_free_port = harness["free_port"]
+        monkeypatch.setitem(harness, "free_port", lambda: next(picks, None) or real_free_port())
         sim = sglang_sim("chat_400", None)
         assert sim.port != port and sim.proc.poll() is None
         # the server behind base_url is this simulator: chat answers with its mode's 400
