@@ -86,8 +86,10 @@ options:
         changed false). On success both markers are removed.
       - C(verified) compares the live unit with the snapshot and changes nothing (RV(matches),
         RV(differences)).
+      - C(cleared) removes the marks O(marks) names (RV(cleared)), and nothing else: what a caller does once
+        a restored unit is proved, or when a deploy that changed no unit ends.
     type: str
-    choices: [read, snapshot, candidate, restored, verified]
+    choices: [read, snapshot, candidate, restored, verified, cleared]
     default: read
   store:
     description:
@@ -102,10 +104,18 @@ options:
   keep_markers:
     description:
       - With O(state=restored), leave the C(deploy-in-progress) and C(candidate-not-promoted.json) markers in
-        place; the caller removes them once it has proved the restored service. By default a successful
-        restore removes them.
+        place; the caller clears them (O(state=cleared)) once it has proved the restored service. By default
+        a successful restore removes them.
     type: bool
     default: false
+  marks:
+    description:
+      - With O(state=cleared), the marks to remove. C(in_progress) is the C(deploy-in-progress) marker,
+        C(candidate) is C(candidate-not-promoted.json).
+    type: list
+    elements: str
+    choices: [in_progress, candidate]
+    default: [in_progress, candidate]
   candidate:
     description:
       - With O(state=candidate), what to write into C(candidate-not-promoted.json) (for example the
@@ -166,6 +176,13 @@ EXAMPLES = r"""
   ddtree.sglang.sglang_wait:
     name: sglang-qwen
   when: restored.snapshot.active
+
+- name: The restored unit is proved - nothing is in progress, no candidate awaits promotion
+  ddtree.sglang.systemd_unit_snapshot:
+    name: sglang-qwen
+    state: cleared
+    store: /var/lib/ddtree-sglang/last-known-good/sglang-qwen
+    marks: [in_progress, candidate]
 
 - name: Does the live unit still equal the snapshot?
   ddtree.sglang.systemd_unit_snapshot:
@@ -249,7 +266,9 @@ store:
       description: Whether C(manifest.json) exists.
       type: bool
     in_progress:
-      description: The content of the C(deploy-in-progress) marker, or null when there is none.
+      description:
+        - The content of the C(deploy-in-progress) marker (the run id and profile of the deploy that switched
+          the unit and has not proved or restored it), or null when there is none.
       type: dict
     candidate:
       description: The content of C(candidate-not-promoted.json), or null when there is none.
@@ -271,6 +290,12 @@ in_progress_marked:
   description: Whether the C(deploy-in-progress) marker was written (or would be, in check mode).
   returned: when O(state=snapshot)
   type: bool
+cleared:
+  description: The marks that were in the store and were removed (or would be, in check mode).
+  returned: when O(state=cleared)
+  type: list
+  elements: str
+  sample: [in_progress]
 candidate_marked:
   description: Whether C(candidate-not-promoted.json) was written (false when the store holds no snapshot).
   returned: when O(state=candidate)
@@ -361,6 +386,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._systemd import (  #
 # the snapshot lacks (a module-level constant, so tests point it at a temporary directory).
 SYSTEMD_ETC = "/etc/systemd/system"
 MANIFEST = "manifest.json"
+STATES = ["read", "snapshot", "candidate", "restored", "verified", "cleared"]
 IN_PROGRESS_MARKER = "deploy-in-progress"
 CANDIDATE_MARKER = "candidate-not-promoted.json"
 # Version 2: written by this module, with "checksum". Version-less manifests come from the
@@ -1063,6 +1089,20 @@ class UnitSnapshot:
             ),
         )
 
+    # ------------------------------------------------------------------ cleared
+
+    def cleared(self):
+        paths = {"in_progress": self.in_progress_path, "candidate": self.candidate_path}
+        cleared = [mark for mark in self.params["marks"] if self.remove(paths[mark])]
+        self.exit(
+            changed=bool(cleared),
+            manifest=self.manifest_path,
+            cleared=cleared,
+            msg=f"{self.unit}: cleared {', '.join(cleared)} in {self.store}."
+            if cleared
+            else f"{self.unit}: no mark to clear in {self.store}.",
+        )
+
     def run(self):
         state = self.params["state"]
         if state != "read" and not self.store:
@@ -1074,11 +1114,17 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             name=dict(type="str", required=True, aliases=["service"]),
-            state=dict(type="str", default="read", choices=["read", "snapshot", "candidate", "restored", "verified"]),
+            state=dict(type="str", default="read", choices=STATES),
             store=dict(type="path"),
             in_progress=dict(type="dict"),
             candidate=dict(type="dict", default={}),
             keep_markers=dict(type="bool", default=False),
+            marks=dict(
+                type="list",
+                elements="str",
+                choices=["in_progress", "candidate"],
+                default=["in_progress", "candidate"],
+            ),
         ),
         supports_check_mode=True,
     )

@@ -219,6 +219,40 @@ def test_candidate_keeps_the_promoted_snapshot_until_promotion(host):
     assert not (host.store / "deploy-in-progress").exists()
 
 
+def test_cleared_removes_the_marks_it_is_asked_to_and_read_reports_them(host):
+    # What ddtree_deploy asks once a restored unit is proved, or when a failed deploy changed no unit:
+    # the marks go, the snapshot stays. rollback.yml reads the interrupted run's id from `read`.
+    host.install_nextn()
+    run(host, "snapshot", in_progress={"run_id": "r1", "profile": "nextn"})
+    run(host, "candidate", candidate={"run_id": "r1", "profile": "nextn"})
+    run(host, "snapshot", in_progress={"run_id": "r2", "profile": "ddtree"})
+    store = run(host, "read")[1]["store"]
+    assert store["manifest"] and store["in_progress"] == {"run_id": "r2", "profile": "ddtree"}
+    assert store["candidate"]["run_id"] == "r1"
+    stored = host.manifest()
+
+    failed, result = run(host, "cleared", check=True, marks=["in_progress"])
+    assert not failed and result["changed"] and result["cleared"] == ["in_progress"]
+    assert run(host, "read")[1]["store"]["in_progress"] is not None
+
+    failed, result = run(host, "cleared", marks=["in_progress"])
+    assert not failed and result["changed"] and result["cleared"] == ["in_progress"]
+    store = run(host, "read")[1]["store"]
+    assert store["in_progress"] is None and store["candidate"]["run_id"] == "r1"
+
+    failed, result = run(host, "cleared")  # both, by default; in_progress is gone already
+    assert not failed and result["changed"] and result["cleared"] == ["candidate"]
+    assert run(host, "read")[1]["store"] == {"manifest": True, "in_progress": None, "candidate": None}
+    assert host.manifest() == stored
+
+    failed, result = run(host, "cleared")
+    assert not failed and not result["changed"] and result["cleared"] == []
+    assert "no mark to clear" in result["msg"]
+
+    failed, result = run(host, "cleared", marks=["manifest"])
+    assert failed and "manifest" in result["msg"]
+
+
 def test_candidate_without_a_snapshot_only_clears_the_in_progress_marker(host):
     host.install_nextn()
     host.store.mkdir(parents=True)
