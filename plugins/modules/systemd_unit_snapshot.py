@@ -86,7 +86,7 @@ options:
         changed false). On success both markers are removed.
       - C(verified) compares the live unit with the snapshot and changes nothing (RV(matches),
         RV(differences)).
-      - C(cleared) removes the marks O(marks) names (RV(cleared)), and nothing else: what a caller does once
+      - C(cleared) removes the marks O(marks) names (RV(cleared)) and nothing else; a caller clears them once
         a restored unit is proved, or when a deploy that changed no unit ends.
     type: str
     choices: [read, snapshot, candidate, restored, verified, cleared]
