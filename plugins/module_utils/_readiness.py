@@ -48,8 +48,6 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
 HAS_REQUESTS = _http.HAS_REQUESTS
 REQUESTS_IMPORT_ERROR = _http.REQUESTS_IMPORT_ERROR
 
-PHASES = ("refused", "starting", "unhealthy", "ready")
-
 
 class Readiness(namedtuple("Readiness", ["phase", "http_status", "detail", "elapsed", "error"], defaults=(None,))):
     __slots__ = ()

@@ -7,6 +7,7 @@ import stat
 
 import pytest
 from ansible.module_utils import basic
+from ansible_collections.ddtree.sglang.plugins.module_utils import _unit_manifest, _unit_store
 from ansible_collections.ddtree.sglang.plugins.modules import systemd_unit_snapshot
 from fake_systemd import FakeSystemd
 from module_harness import run_main
@@ -15,6 +16,9 @@ UNIT = "sglang-qwen.service"
 NEXTN = "/opt/sglang/bin/python -m sglang.launch_server --model-path /models/qwen --speculative-algorithm NEXTN"
 DDTREE = "/opt/sglang-ddtree/bin/python -m sglang.launch_server --model-path /models/q --speculative-algorithm=DDTREE"
 SECRET = "sk-very-secret-4711"
+# The marks' files, named by the module alone.
+IN_PROGRESS = _unit_store.MARKS["in_progress"]
+CANDIDATE = _unit_store.MARKS["candidate"]
 
 
 class Host:
@@ -73,7 +77,7 @@ class Host:
 @pytest.fixture
 def host(tmp_path, monkeypatch):
     host = Host(tmp_path)
-    monkeypatch.setattr(systemd_unit_snapshot, "SYSTEMD_ETC", str(host.systemd.etc))
+    monkeypatch.setattr(_unit_store, "SYSTEMD_ETC", str(host.systemd.etc))
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False: "/usr/bin/" + name)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, cmd, **kw: host.systemd.run_command(cmd))
     return host
@@ -123,7 +127,7 @@ def test_snapshot_stores_every_file_with_a_checksummed_manifest(host):
     failed, result = run(host, "snapshot")
     assert not failed and result["changed"] and result["snapshotted"]
     manifest = host.manifest()
-    assert manifest["checksum"] == systemd_unit_snapshot.manifest_checksum(manifest)
+    assert manifest["checksum"] == _unit_manifest.manifest_checksum(manifest)
     assert [(f["kind"], f["path"]) for f in manifest["files"]] == [
         ("unit", str(host.systemd.etc / UNIT)),
         ("dropin", str(host.systemd.etc / (UNIT + ".d") / "10-limits.conf")),
@@ -179,7 +183,7 @@ def test_interrupted_deploy_is_refused_and_nothing_written(host):
     host.install_nextn()
     failed, result = run(host, "snapshot", in_progress={"run_id": "r1", "profile": "ddtree"})
     assert not failed and result["in_progress_marked"]
-    marker = host.store / "deploy-in-progress"
+    marker = host.store / IN_PROGRESS
     assert json.loads(marker.read_text()) == {"run_id": "r1", "profile": "ddtree"}
     assert stat.S_IMODE(marker.stat().st_mode) == 0o600
     stored = host.manifest()
@@ -199,9 +203,9 @@ def test_candidate_keeps_the_promoted_snapshot_until_promotion(host):
     host.deploy_ddtree()
     failed, result = run(host, "candidate", candidate={"run_id": "r1", "profile": "ddtree"})
     assert not failed and result["candidate_marked"] and result["changed"]
-    candidate = json.loads((host.store / "candidate-not-promoted.json").read_text())
+    candidate = json.loads((host.store / CANDIDATE).read_text())
     assert candidate["run_id"] == "r1" and "DDTREE" in candidate["exec_start"][0]
-    assert not (host.store / "deploy-in-progress").exists()
+    assert not (host.store / IN_PROGRESS).exists()
     read = run(host, "read")[1]
     assert read["store"]["candidate"] == candidate and read["store"]["in_progress"] is None
 
@@ -215,8 +219,8 @@ def test_candidate_keeps_the_promoted_snapshot_until_promotion(host):
     failed, result = run(host, "snapshot", in_progress=None)
     assert not failed and result["snapshotted"] and result["changed"]
     assert "DDTREE" in host.manifest()["systemd"]["exec_start"][0]
-    assert not (host.store / "candidate-not-promoted.json").exists()
-    assert not (host.store / "deploy-in-progress").exists()
+    assert not (host.store / CANDIDATE).exists()
+    assert not (host.store / IN_PROGRESS).exists()
 
 
 def test_cleared_removes_the_marks_it_is_asked_to_and_read_reports_them(host):
@@ -256,11 +260,11 @@ def test_cleared_removes_the_marks_it_is_asked_to_and_read_reports_them(host):
 def test_candidate_without_a_snapshot_only_clears_the_in_progress_marker(host):
     host.install_nextn()
     host.store.mkdir(parents=True)
-    (host.store / "deploy-in-progress").write_text("{}\n")
+    (host.store / IN_PROGRESS).write_text("{}\n")
     failed, result = run(host, "candidate", candidate={"run_id": "r1"})
     assert not failed and not result["candidate_marked"]
-    assert not (host.store / "candidate-not-promoted.json").exists()
-    assert not (host.store / "deploy-in-progress").exists()
+    assert not (host.store / CANDIDATE).exists()
+    assert not (host.store / IN_PROGRESS).exists()
 
 
 # ---------------------------------------------------------------------------------- restored
@@ -272,7 +276,7 @@ def test_round_trip_restores_byte_for_byte_and_restarts_after_reset_failed(host)
     run(host, "snapshot", in_progress={"run_id": "r1"})
     host.deploy_ddtree()
     run(host, "candidate", candidate={"run_id": "r1"})
-    (host.store / "deploy-in-progress").write_text('{"run_id": "r2"}\n')
+    (host.store / IN_PROGRESS).write_text('{"run_id": "r2"}\n')
     started = host.systemd.started_at
 
     failed, verified = run(host, "verified")
@@ -295,8 +299,8 @@ def test_round_trip_restores_byte_for_byte_and_restarts_after_reset_failed(host)
     paths = [f["path"] for f in host.manifest()["files"]]
     assert result["snapshot"] == {"enabled": True, "active": True, "files": paths}
     # The last-known-good is back: no deploy is in progress, no candidate awaits promotion.
-    assert not (host.store / "deploy-in-progress").exists()
-    assert not (host.store / "candidate-not-promoted.json").exists()
+    assert not (host.store / IN_PROGRESS).exists()
+    assert not (host.store / CANDIDATE).exists()
 
     failed, verified = run(host, "verified")
     assert not failed and verified["matches"] and verified["differences"] == []
@@ -310,7 +314,7 @@ def test_restore_that_keeps_the_markers_for_its_caller(host):
     host.deploy_ddtree()
     failed, result = run(host, "restored", keep_markers=True)
     assert not failed and result["restarted"], result["msg"]
-    assert (host.store / "deploy-in-progress").exists()
+    assert (host.store / IN_PROGRESS).exists()
 
 
 def test_restore_of_the_unchanged_running_unit_does_not_restart_it(host):
@@ -429,19 +433,20 @@ def test_manifest_with_a_wrong_checksum_is_refused(host):
     assert host.systemd.calls == []
 
 
-def test_manifest_of_store_yml_without_checksum_is_restored(host):
-    """The format roles/ddtree_deploy/tasks/store.yml wrote: no version, no checksum, maybe no systemd key."""
+def test_a_manifest_this_module_did_not_write_is_refused(host):
+    """No version 2 and no checksum (the role's store.yml wrote such manifests before the module; never released)."""
     host.install_nextn()
     run(host, "snapshot")
     manifest = host.manifest()
-    del manifest["checksum"], manifest["version"], manifest["systemd"]
-    manifest["enabled"], manifest["active"] = "True", "True"
+    del manifest["checksum"], manifest["version"]
     (host.store / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     host.deploy_ddtree()
+    deployed = host.files()
+    host.systemd.calls.clear()
     failed, result = run(host, "restored")
-    assert not failed, result["msg"]
-    assert result["restarted"] and result["unit"]["algorithm"] == "NEXTN"
-    assert result["snapshot"]["enabled"] is True
+    assert failed and "is not a version 2 manifest with a checksum" in result["msg"]
+    assert "nothing was changed" in result["msg"]
+    assert host.files() == deployed and host.systemd.calls == []
 
 
 def test_systemd_loading_something_else_fails_without_starting(host):
@@ -457,7 +462,7 @@ def test_systemd_loading_something_else_fails_without_starting(host):
     assert "not started" in result["msg"] and result["restarted"] is False
     assert "restart" not in host.systemd.commands() and "reset-failed" not in host.systemd.commands()
     # Not restored: the interrupted deploy's marker stays for rollback.yml.
-    assert (host.store / "deploy-in-progress").exists()
+    assert (host.store / IN_PROGRESS).exists()
 
 
 def test_check_mode_changes_nothing(host):
