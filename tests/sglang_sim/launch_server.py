@@ -27,6 +27,10 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# Its sibling collection_code.py, also when a test loads this file by path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import collection_code  # noqa: E402
+
 BEHAVIOUR_FILE = "/etc/ddtree-sim/behaviour.json"
 MODES = ("healthy", "oom_start", "crash_before_bind", "chat_400", "conn_reset", "hang", "degenerate", "divergent")
 # The field report: 8 tokens in 141 s, the first after ~17.6 s, then one '!' every ~17.6 s.
@@ -110,10 +114,6 @@ CLI_TABLE_PLACES = (
     os.path.join(HERE, "sglang_cli.json"),
     os.path.join(REPO, ".cache", "sglang_sim", "sglang_cli.json"),
 )
-FLAGS_MODULE_PLACES = (
-    os.path.join(HERE, "_sglang_flags.py"),
-    os.path.join(REPO, "plugins", "module_utils", "_sglang_flags.py"),
-)
 # The DDTree build: the release plus what sgl-project/sglang#29907 adds (see the file).
 DDTREE_OVERLAY_FILE = os.path.join(HERE, "ddtree_pr29907.json")
 BUILDS = ("ddtree", "release")
@@ -163,15 +163,10 @@ class SimSetupError(Exception):
 
 
 def _load_flags_module():
-    import importlib.util
-
-    for path in FLAGS_MODULE_PLACES:
-        if os.path.exists(path):
-            spec = importlib.util.spec_from_file_location("_sglang_flags", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    raise SimSetupError("no _sglang_flags.py in {}".format(" or ".join(FLAGS_MODULE_PLACES)))
+    module = collection_code.load("_sglang_flags")
+    if module is None:
+        raise SimSetupError("no _sglang_flags.py in {}".format(" or ".join(collection_code.places("_sglang_flags"))))
+    return module
 
 
 def load_cli_table(build):

@@ -12,15 +12,19 @@ all from one JSON document on stdin:
                {"path": "/etc/ddtree-sim/old.json", "state": "absent"}]}
 
 Missing parent directories are made (0755). A file whose content and mode are already right is
-left alone; others are replaced atomically (a temporary file renamed over the old one). Prints
-{"changed": [paths]} and exits 0, or names the bad entry on stderr and exits 2 before writing
-anything.
+left alone; others are replaced atomically (a temporary file renamed over the old one), by the
+collection's own plugins/module_utils/_files.py, the write systemd_unit_snapshot uses (copied
+beside this file on a test host). Prints {"changed": [paths]} and exits 0, or names the bad entry
+on stderr and exits 2 before writing anything.
 """
 
 import json
 import os
 import sys
-import tempfile
+
+from collection_code import load, places
+
+_files = load("_files")
 
 
 def _check(document):
@@ -42,25 +46,10 @@ def _check(document):
 
 def _write(path, content, mode):
     data = content.encode("utf-8")
-    try:
-        with open(path, "rb") as current:
-            same = current.read() == data
-        if same and (os.stat(path).st_mode & 0o7777) == mode:
-            return False
-    except FileNotFoundError:
-        pass
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".write_host_files.")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    if not _files.differs(path, data, mode):
+        return False
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    _files.atomic_write(path, data, mode)
     return True
 
 
@@ -79,6 +68,9 @@ def apply(document):
 
 
 def main():
+    if _files is None:
+        sys.stderr.write("write_host_files.py: no _files.py in {}\n".format(" or ".join(places("_files"))))
+        return 70
     try:
         document = json.load(sys.stdin)
         _check(document)
