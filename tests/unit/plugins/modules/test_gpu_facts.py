@@ -127,16 +127,25 @@ def test_output_without_gpu_rows_fails_quoting_the_lines(tmp_path):
     assert result["skipped_lines"] == ["index, name", "0, NVIDIA RTX A6000"]
 
 
-# A real H200's answer to the query (driver 580.159.04), see its README beside it.
-H200_FIXTURE = Path("/work/shared/fixtures/nvidia-smi-h200/query-gpu.csv")
-H200_CSV = "0, NVIDIA H200, 143771, 9.0, 580.159.04, GPU-696740f9-1ff5-3498-ae46-80c5868cec43\n"
+# A real H200's answer to gpu_facts' query (driver 580.159.04), as nvidia-smi printed it; see the README beside it.
+H200_CSV = (REPO / "tests/unit/plugins/fixtures/nvidia-smi-h200/query-gpu.csv").read_text()
 INFOROM = "WARNING: infoROM is corrupted at gpu 0000:41:00.0"
 
 
-def test_the_fixture_copy_is_the_real_output():
-    if not H200_FIXTURE.exists():
-        pytest.skip("the shared fixture is not on this machine; H200_CSV is its copy")
-    assert H200_FIXTURE.read_text() == H200_CSV
+def test_a_real_h200_is_hopper_141g(tmp_path, module_warnings):
+    script = fake_nvidia_smi(tmp_path, H200_CSV)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert ok, result
+    facts = result["ansible_facts"]
+    assert facts["gpu_class"] == "hopper_141g" and facts["gpu_count"] == 1
+    gpu = facts["gpus"][0]
+    assert (gpu["name"], gpu["memory_total_mib"], gpu["compute_cap"], gpu["driver_version"]) == (
+        "NVIDIA H200",
+        143771,
+        "9.0",
+        "580.159.04",
+    )
+    assert result["skipped_lines"] == [] and module_warnings == []
 
 
 def test_a_warning_line_before_a_real_h200_is_skipped_with_a_warning(tmp_path, module_warnings):
