@@ -32,8 +32,11 @@ DDTREE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DDTREE_VENV="${DDTREE_VENV:-$DDTREE_ROOT/.venv}"
 # Packages the tool chain needs on the controller. crun cannot run containers on
 # these hosts (cgroups in hybrid mode), so runc is the runtime; python3-venv is
-# what Debian's python3 needs for `-m venv`.
-DDTREE_APT_PACKAGES=(podman runc debootstrap shellcheck python3-venv git ca-certificates patch)
+# what Debian's python3 needs for `-m venv`. prometheus (with promtool) and
+# prometheus-alertmanager: the unit tests and the eda stage run the real servers on
+# loopback (tests/unit/prometheus_harness.py), their binaries directly, never the services.
+DDTREE_APT_PACKAGES=(podman runc debootstrap shellcheck python3-venv git ca-certificates patch
+    prometheus prometheus-alertmanager)
 
 ddtree_log() {
     printf '[ddtree] %s\n' "$*" >&2

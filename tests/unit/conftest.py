@@ -69,3 +69,80 @@ def ansible_cli_env():
         ANSIBLE_LOCALHOST_WARNING="0",
         ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
     )
+
+
+# --------------------------------------------------------------------------- Prometheus, Alertmanager
+from prometheus_harness import (  # noqa: E402
+    AlertmanagerServer,
+    Job,
+    PrometheusServer,
+    backfill,
+    openmetrics_text,
+)
+
+
+@pytest.fixture
+def prometheus(tmp_path):
+    """Factory: a real Prometheus (Debian's 2.42) on a free loopback port, stopped after the test.
+
+        prom = prometheus(scrape=[Job("sglang", ["127.0.0.1:30000"], {"host": "sim129"})], interval=1)
+        prom.url; prom.wait_scraped(); prom.targets(); prom.stop()
+
+    Keyword arguments are PrometheusServer's (tests/unit/prometheus_harness.py): ``scrape`` (Job
+    objects, or ``host:port`` strings for one job named ``sglang``), ``rule_files``,
+    ``alertmanagers`` (URLs), ``interval`` (scrape and evaluation, seconds), ``storage`` (a TSDB
+    directory, e.g. a backfilled one), ``web_config`` (its --web.config.file: TLS, basic auth).
+    The classes are on the fixture too: ``prometheus.Job``.
+    """
+    started = []
+
+    def start(scrape=(), **kwargs):
+        jobs = [j for j in scrape if isinstance(j, Job)]
+        plain = [t for t in scrape if not isinstance(t, Job)]
+        if plain:
+            jobs.append(Job("sglang", plain))
+        server = PrometheusServer(tmp_path / f"prometheus-{len(started)}", scrape=jobs, **kwargs)
+        started.append(server)
+        return server.start()
+
+    start.Job = Job
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def prometheus_backfill(tmp_path):
+    """Factory: ``prometheus_backfill(series_or_text, storage=None)`` -> the TSDB directory holding it.
+
+    ``series_or_text`` is OpenMetrics text, or ``[(name, labels, [(t, v), ...])]`` (written by
+    ``openmetrics_text``: give ``job`` and ``instance`` in the labels, a backfill adds none). It is
+    turned into blocks by ``promtool tsdb create-blocks-from openmetrics``; start ``prometheus(storage=dir)``
+    on the directory to query it. Call it again with the same ``storage`` to add more.
+    """
+    made = []
+
+    def fill(series_or_text, storage=None):
+        storage = storage or tmp_path / f"tsdb-{len(made)}"
+        text = series_or_text if isinstance(series_or_text, str) else openmetrics_text(series_or_text)
+        backfill(storage, text, directory=tmp_path)
+        made.append(storage)
+        return storage
+
+    return fill
+
+
+@pytest.fixture
+def alertmanager(tmp_path):
+    """Factory: ``alertmanager(webhook_url, group_by=("alertname", "host"), group_wait="0s")`` -> a real
+    Alertmanager (Debian's 0.25) on a free loopback port that posts its webhook to ``webhook_url``."""
+    started = []
+
+    def start(webhook_url, **kwargs):
+        server = AlertmanagerServer(tmp_path / f"alertmanager-{len(started)}", webhook_url, **kwargs)
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        server.stop()
