@@ -44,6 +44,8 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
 __all__ = [
     "HAS_REQUESTS",
     "REQUESTS_IMPORT_ERROR",
+    "argument_spec",
+    "client_from_params",
     "PrometheusClient",
     "PrometheusError",
     "QueryResult",
@@ -250,19 +252,21 @@ class PrometheusClient:
 
     # ---------------------------------------------------------------------------------- API calls
 
-    def query(self, query, time=None):
-        """An instant query (``/api/v1/query``) at ``time`` (unix seconds; default: the server's now)."""
+    def query(self, query, time=None, timeout=None):
+        """An instant query (``/api/v1/query``) at ``time`` (unix seconds; default: the server's now).
+
+        ``timeout`` (seconds) bounds this call instead of the client's timeout (a caller's deadline)."""
         params = {"query": query}
         if time is not None:
             params["time"] = _fmt_time(time)
-        return self._result(query, self._get("/query", params))
+        return self._result(query, self._get("/query", params, timeout=timeout))
 
-    def query_range(self, query, start, end, step):
+    def query_range(self, query, start, end, step, timeout=None):
         """A range query (``/api/v1/query_range``) from ``start`` to ``end`` (unix seconds) every ``step`` s."""
         if float(step) <= 0:
             raise PrometheusError("invalid", f"a range query's step must be positive (got {step})")
         params = {"query": query, "start": _fmt_time(start), "end": _fmt_time(end), "step": _fmt_time(step)}
-        return self._result(query, self._get("/query_range", params))
+        return self._result(query, self._get("/query_range", params, timeout=timeout))
 
     def series(self, match, start=None, end=None):
         """The label sets of the series that ``match`` (a selector) selects (``/api/v1/series``)."""
@@ -289,16 +293,18 @@ class PrometheusClient:
 
     # ---------------------------------------------------------------------------------- plumbing
 
-    def _get(self, endpoint, params, query=None):
+    def _get(self, endpoint, params, query=None, timeout=None):
         """(data, warnings, infos) of one API call; PrometheusError for anything but a success."""
         query = params.get("query", query)
+        seconds = self.timeout if timeout is None else max(0.0, float(timeout))
         if endpoint in ("/query", "/query_range"):
             # Prometheus stops evaluating at its own timeout; ours bounds the whole request.
-            params = dict(params, timeout=f"{self.timeout:g}s")
+            # Its duration syntax takes whole units (no "2.5s"): milliseconds.
+            params = dict(params, timeout=f"{max(1, int(seconds * 1000))}ms")
         path = API + endpoint + "?" + urlencode(params)
         url = self.url + API + endpoint
         try:
-            resp = self.http.request("GET", path)
+            resp = self.http.request("GET", path, timeout=seconds)
         except HttpError as exc:
             raise PrometheusError(exc.kind, f"Prometheus {self.url}: {exc.message}") from None
         body = resp.text
@@ -382,3 +388,38 @@ def _what(endpoint, query):
 def _fmt_time(t):
     """Unix seconds as the API takes them (``1700000000.5``); a float's repr keeps millisecond precision."""
     return repr(float(t)) if not float(t).is_integer() else str(int(float(t)))
+
+
+def argument_spec():
+    """The options of a module that reads Prometheus (their documentation: the ddtree.sglang.prometheus
+    doc fragment, plugins/doc_fragments/prometheus.py)."""
+    return dict(
+        prometheus_url=dict(type="str"),
+        prometheus_bearer_token=dict(type="str", no_log=True),
+        prometheus_username=dict(type="str"),
+        prometheus_password=dict(type="str", no_log=True),
+        prometheus_headers=dict(type="dict", default={}, no_log=True),
+        prometheus_validate_certs=dict(type="bool", default=True),
+        prometheus_ca_path=dict(type="path"),
+        prometheus_timeout=dict(type="float", default=10.0),
+        prometheus_selector=dict(type="str"),
+    )
+
+
+def client_from_params(params):
+    """A PrometheusClient from a module's ``prometheus_*`` options; None without ``prometheus_url``.
+
+    PrometheusError (kind ``invalid``) for settings that cannot work, before any request.
+    """
+    if not params.get("prometheus_url"):
+        return None
+    return PrometheusClient(
+        params["prometheus_url"],
+        timeout=params.get("prometheus_timeout") or 10.0,
+        bearer_token=params.get("prometheus_bearer_token") or None,
+        username=params.get("prometheus_username") or None,
+        password=params.get("prometheus_password") or None,
+        headers=params.get("prometheus_headers") or None,
+        validate_certs=params.get("prometheus_validate_certs", True),
+        ca_path=params.get("prometheus_ca_path") or None,
+    )

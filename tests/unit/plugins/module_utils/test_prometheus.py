@@ -87,6 +87,8 @@ def test_nan_and_infinities_come_back_as_floats(plain_prometheus):
     assert client.query("-1/0").value() == -math.inf
     assert client.query("vector(2.5)").series[0].labels == {}
     assert client.query("scalar(vector(7))").result_type == "scalar"
+    # A timeout in fractions of a second reaches Prometheus in a duration it parses (whole milliseconds).
+    assert PrometheusClient(plain_prometheus.url, timeout=2.5).query("vector(1)", timeout=0.75).value() == 1.0
 
 
 def test_prometheus_errors_are_quoted_with_the_query(plain_prometheus):
@@ -166,7 +168,7 @@ def test_basic_auth_and_tls_as_prometheus_serves_them(prometheus, self_signed_ce
 
 def test_bearer_token_and_headers_reach_the_server(scripted_server, h):
     answer = h.Script(200, '{"status": "success", "data": {"resultType": "scalar", "result": [1700000000, "4"]}}')
-    url, seen = scripted_server({"/api/v1/query?query=scalar%28vector%284%29%29&timeout=3s": answer})
+    url, seen = scripted_server({"/api/v1/query?query=scalar%28vector%284%29%29&timeout=3000ms": answer})
     client = PrometheusClient(url, timeout=3, bearer_token="tok-123", headers={"X-Scope-OrgID": "tenant-a"})
     assert client.query("scalar(vector(4))").value() == 4.0
     (req,) = seen
