@@ -80,6 +80,20 @@ def _checks(value):
     return isinstance(value, (list, tuple)) and all(isinstance(c, Mapping) and c.get("name") for c in value)
 
 
+_PROMETHEUS_URL = re.compile(r"^https?://[^/\s@]+(/\S*)?$")
+
+
+def _prometheus_url(value):
+    """null, or an http(s) URL without credentials and without the API's path (_prometheus.py's rules)."""
+    if value is None or value == "":
+        return True
+    return isinstance(value, str) and bool(_PROMETHEUS_URL.match(value)) and not value.rstrip("/").endswith("/api/v1")
+
+
+def _text(value):
+    return isinstance(value, str)
+
+
 # variable: (the check, what the value must be, why)
 RULES = {
     "ddtree_deploy_gate_repeats": (
@@ -143,6 +157,27 @@ RULES = {
         "a list of mappings, each with a name (e.g. [{name: aborts, bound: 0.05}])",
         "changes to the bake's default checks, by name (docs/bake.md)",
     ),
+    "ddtree_deploy_prometheus_url": (
+        _prometheus_url,
+        "null, or Prometheus' http(s) address with its path prefix if any, without /api/v1 and without "
+        "credentials (e.g. https://prom.example.com/prometheus)",
+        "where the bake reads the unit's series; give credentials as ddtree_deploy_prometheus_username and "
+        "_password, or _bearer_token",
+    ),
+    "ddtree_deploy_prometheus_timeout": (
+        _above(0),
+        "a number of seconds above 0, not yes/no",
+        "how long one Prometheus query may take",
+    ),
+    "ddtree_deploy_prometheus_selector": (
+        _text,
+        'PromQL label matchers as text (e.g. job="sglang", host="ct129")',
+        "they select the unit's series among Prometheus'",
+    ),
+    # Secrets: never shown; checked together below (a token and basic auth exclude each other).
+    "ddtree_deploy_prometheus_bearer_token": (lambda _value: True, "text", "a secret, never shown"),
+    "ddtree_deploy_prometheus_username": (lambda _value: True, "text", "basic auth's user"),
+    "ddtree_deploy_prometheus_password": (lambda _value: True, "text", "a secret, never shown"),
 }
 
 # The prompt set's own rules: one message per prompt, naming it.
@@ -187,6 +222,7 @@ def errors(settings):
         check, what, why = RULES[name]
         if not check(value):
             problems.append(f"{name} ({show(value)}) must be {what}: {why}.")
+    problems.extend(_prometheus_auth_errors(settings))
     # A bake shorter than its interval would take no measurement.
     bake, interval = _whole(settings.get("ddtree_deploy_bake_s")), _whole(settings.get("ddtree_deploy_bake_interval"))
     if bake and interval and interval > bake:
@@ -195,6 +231,21 @@ def errors(settings):
             "the bake would take no measurement."
         )
     return problems
+
+
+def _prometheus_auth_errors(settings):
+    """A bearer token and basic auth exclude each other; a password needs its user. Values never shown."""
+    token = settings.get("ddtree_deploy_prometheus_bearer_token")
+    user = settings.get("ddtree_deploy_prometheus_username")
+    password = settings.get("ddtree_deploy_prometheus_password")
+    if token and (user or password):
+        return [
+            "ddtree_deploy_prometheus_bearer_token and ddtree_deploy_prometheus_username/_password are both set: "
+            "give one way to authenticate to Prometheus, a bearer token or basic auth."
+        ]
+    if password and not user:
+        return ["ddtree_deploy_prometheus_password is set without ddtree_deploy_prometheus_username: give the user."]
+    return []
 
 
 def draft_fit_errors(target, draft):

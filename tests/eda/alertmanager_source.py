@@ -41,7 +41,7 @@ def _hosts(alert, path, separator):
         host = _get(alert, path, separator)
     except KeyError:
         return []
-    return [str(host).split(":")[0]]
+    return [str(host).split(":", maxsplit=1)[0]]
 
 
 async def main(queue, args):

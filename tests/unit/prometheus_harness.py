@@ -269,7 +269,7 @@ class PrometheusServer(_Process):
         wanted = sum(len(job.targets) for job in self.scrape)
         end = time.monotonic() + timeout
         seen = []
-        for _ in range(scrapes):
+        for _scrape in range(scrapes):
             since = time.time()
             while True:
                 seen = self.api("query?" + urllib.parse.urlencode({"query": UP_SINCE}))["result"]

@@ -68,6 +68,16 @@ BAD_SETTINGS = {
         "Check the gate's, the probe's and the bake's settings",
         "ddtree_deploy_bake_interval (15) must not exceed ddtree_deploy_bake_s (10): the bake would take no",
     ),
+    # Prometheus given the API's path, and two ways to authenticate: both named, the token never shown.
+    "prometheus url and auth": (
+        {
+            "ddtree_deploy_prometheus_url": "http://prom:9090/api/v1",
+            "ddtree_deploy_prometheus_bearer_token": "tok-sekret",
+            "ddtree_deploy_prometheus_username": "reader",
+        },
+        "Check the gate's, the probe's and the bake's settings",
+        'ddtree_deploy_prometheus_url ("http://prom:9090/api/v1") must be null, or Prometheus\' http(s) address',
+    ),
     # Two settings wrong at once: both named in the one message.
     "min gain mapping and warmup text": (
         {"ddtree_deploy_min_gain": {"sixteen": 0.1}, "ddtree_deploy_gate_warmup": "soon"},
@@ -87,6 +97,7 @@ def test_bad_settings_are_refused_before_the_host_is_touched(tmp_path, ansible_c
     assert message in " ".join(out.replace('\\"', '"').split()), out
     # the first check on the host comes after these, and never ran
     assert "Check what the modules need on the host" not in out, out
+    assert "sekret" not in out, out
 
 
 def test_seconds_pass_the_check(tmp_path, ansible_cli_env):

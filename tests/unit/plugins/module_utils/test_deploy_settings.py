@@ -36,6 +36,11 @@ GOOD = [
     ("ddtree_deploy_bake_failure_limit", 0),
     ("ddtree_deploy_bake_checks", []),
     ("ddtree_deploy_bake_checks", [{"name": "aborts", "bound": 0.05}]),
+    ("ddtree_deploy_prometheus_url", None),
+    ("ddtree_deploy_prometheus_url", "http://prom:9090"),
+    ("ddtree_deploy_prometheus_url", "https://prom.example.com/prometheus/"),
+    ("ddtree_deploy_prometheus_timeout", 10),
+    ("ddtree_deploy_prometheus_selector", 'job="sglang", host="ct129"'),
 ]
 
 # (variable, value, what the message must say)
@@ -67,7 +72,31 @@ BAD = [
     ("ddtree_deploy_bake_failure_limit", -1, "ddtree_deploy_bake_failure_limit (-1) must be a whole number"),
     ("ddtree_deploy_bake_checks", {"name": "aborts"}, "must be a list of mappings, each with a name"),
     ("ddtree_deploy_bake_checks", [{"bound": 0.05}], "ddtree_deploy_bake_checks"),
+    ("ddtree_deploy_prometheus_url", "prom:9090", 'ddtree_deploy_prometheus_url ("prom:9090") must be null, or'),
+    ("ddtree_deploy_prometheus_url", "http://prom:9090/api/v1", "without /api/v1"),
+    ("ddtree_deploy_prometheus_url", "https://u:p@prom", "without credentials"),
+    ("ddtree_deploy_prometheus_timeout", 0, "ddtree_deploy_prometheus_timeout (0) must be a number of seconds"),
+    ("ddtree_deploy_prometheus_selector", None, "ddtree_deploy_prometheus_selector (null) must be PromQL"),
 ]
+
+
+@pytest.mark.parametrize(
+    ("auth", "message"),
+    [
+        ({"bearer_token": "tok-sekret", "username": "u"}, "give one way to authenticate to Prometheus"),
+        ({"bearer_token": "tok-sekret", "password": "pw-sekret"}, "give one way to authenticate to Prometheus"),
+        ({"password": "pw-sekret"}, "ddtree_deploy_prometheus_password is set without"),
+    ],
+)
+def test_prometheus_auth_that_contradicts_itself_is_named_without_the_secrets(auth, message):
+    settings = {f"ddtree_deploy_prometheus_{k}": v for k, v in auth.items()}
+    (problem,) = errors(settings)
+    assert message in problem and "sekret" not in problem
+
+
+def test_prometheus_auth_of_one_kind_passes():
+    assert errors({"ddtree_deploy_prometheus_bearer_token": "t", "ddtree_deploy_prometheus_username": ""}) == []
+    assert errors({"ddtree_deploy_prometheus_username": "u", "ddtree_deploy_prometheus_password": "p"}) == []
 
 
 @pytest.mark.parametrize(("name", "value"), GOOD)

@@ -229,16 +229,20 @@ def test_a_backfilled_week_is_served(prometheus, prometheus_backfill):
     sel = label_selector({"instance": "ct129:30000"})
     at = now - 600
     count = client.query(f"count_over_time(sglang:num_running_reqs{{{sel}}}[7d])", time=at).value()
-    assert count == len([t for t, _ in samples if t > at - 7 * 86400])
+    assert count == len([t for t, _value in samples if t > at - 7 * 86400])
     p50 = client.query(f"quantile_over_time(0.5, sglang:num_running_reqs{{{sel}}}[7d])", time=at).value()
     p90 = client.query(f"quantile_over_time(0.9, sglang:num_running_reqs{{{sel}}}[7d])", time=at).value()
     assert p50 == pytest.approx(14.5, abs=0.5) and p90 == pytest.approx(26.1, abs=0.5)
 
 
-def _plugin_loader(init, done=[]):  # noqa: B006 - once per process: a second init warns
-    if not done:
+_LOADER = {"ready": False}
+
+
+def _plugin_loader(init):
+    """Initialise Ansible's plugin loader once per process: a second init warns."""
+    if not _LOADER["ready"]:
         init()
-        done.append(True)
+        _LOADER["ready"] = True
 
 
 def _role_selector(**host_vars):
