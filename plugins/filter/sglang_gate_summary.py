@@ -14,7 +14,8 @@ description:
     M(ddtree.sglang.llm_bench) call - its sweep at the gate's concurrency levels, and its greedy answers
     (C(greedy_tokens)) for the output-equivalence check.
   - Each level's rate is the median of its C(repeats) measurements (the parts of its window), its spread
-    (max - min over the median) the noise of that figure.
+    (max - min over the median) the noise of that figure. Its per-request samples, TTFT p90 and per-request
+    ITL p90 are kept for the goodput verdict (P(ddtree.sglang.sglang_gate_compare#filter)).
   - The greedy answers are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_compare#filter).
   - The call's C(reasons) are the side's failures (read even when the call was registered with C(failed_when)
     false).
@@ -38,8 +39,9 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description: C(measured) (the sweep and every greedy answer came), C(failures), C(levels) (per level
-    C(concurrency), C(tokens_per_second), C(rates), C(spread), C(ttft_s), C(errors)), C(median), C(spread) and
-    C(ttft_s) (the first level's), C(greedy), C(token_sources).
+    C(concurrency), C(tokens_per_second), C(rates), C(spread), C(ttft_s), C(ttft_p90_s), C(request_itl_p90_s),
+    C(errors), C(samples)), C(median) and C(spread) (the first level's), C(ttft_s) (the first level's, else the
+    median of the greedy answers'), C(greedy), C(token_sources).
   type: dict
   sample:
     measured: true

@@ -32,6 +32,8 @@ import math
 import threading
 import time
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import check_slo, stream_rate
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     HttpClient,
     HttpError,
@@ -74,6 +76,8 @@ DEFAULTS = {
     "prompts": None,
     "max_tokens": 128,
     "temperature": 0.0,
+    "top_p": None,
+    "slo": None,
     "timeout": 30.0,
     "deadline": None,
     "api_key": None,
@@ -140,7 +144,19 @@ def in_window(start, window_start, window_end):
 class Record:
     """One request as a worker saw it."""
 
-    __slots__ = ("worker", "start", "end", "counted", "tokens", "token_source", "times", "first_tokens", "error", "cut")
+    __slots__ = (
+        "worker",
+        "start",
+        "end",
+        "counted",
+        "tokens",
+        "token_source",
+        "times",
+        "first_tokens",
+        "error",
+        "cut",
+        "rid",
+    )
 
     def __init__(self, worker, start, counted=True):
         self.worker = worker
@@ -153,31 +169,55 @@ class Record:
         self.first_tokens = 1  # tokens the first content chunk carried
         self.error = None
         self.cut = False  # stopped by the deadline: neither completed nor an error
+        self.rid = None  # the completion's id, as the server names the request in its logs
 
     @property
     def completed(self):
         return self.error is None and not self.cut and self.end is not None
 
 
-def level_figures(records, concurrency):
-    """The figures of one level from its counted records (see the module docstring)."""
+def sample(rec, window_start):
+    """One counted request as a goodput sample (module_utils/_goodput.py): its stream, its start and end from
+    the window start, its tokens, first token and mean time per output token after the first."""
+    s = {
+        "stream": rec.worker,
+        "start_s": round(rec.start - window_start, 4),
+        "end_s": round(rec.end - window_start, 4),
+        "tokens": rec.tokens if rec.completed else 0,
+        "ttft_s": _r(rec.times[0] - rec.start) if rec.completed and rec.times else None,
+        "itl_s": None,
+    }
+    if rec.completed and len(rec.times) > 1 and rec.tokens > 1:
+        # SGLang's request TPOT, (finished - first token) / (completion tokens - 1) (metrics_collector.py:2056-2063)
+        s["itl_s"] = round((rec.times[-1] - rec.times[0]) / (rec.tokens - 1), 6)
+    if rec.error is not None:
+        s["error"] = True
+    if rec.rid:
+        s["id"] = rec.rid
+    return s
+
+
+def _token_source(done):
+    sources = {r.token_source for r in done}
+    if not done:
+        return None
+    if sources == {"usage"}:
+        return "usage"
+    without = sum(1 for r in done if r.token_source != "usage")
+    return (
+        f"chunks for {without} of {len(done)} request(s) that sent no usage: one token per content chunk, "
+        "a lower bound (a chunk may carry several tokens)"
+    )
+
+
+def level_figures(records, concurrency, window_start=0.0, slo=None):
+    """The figures of one level from its counted records (see the module docstring), with its goodput under
+    ``slo`` and its per-request ``samples``."""
     counted = [r for r in records if r.counted]
     done = [r for r in counted if r.completed]
     errors = [r for r in counted if r.error is not None]
-    spans = {}
-    for r in counted:
-        if r.cut:
-            continue  # its tokens are unknown: its worker's span ends with the request before it
-        first, last = spans.get(r.worker, (r.start, r.end))
-        spans[r.worker] = (min(first, r.start), max(last, r.end))
-    tok_rate = req_rate = 0.0
-    for worker, (first, last) in spans.items():
-        span = last - first
-        if span <= 0:
-            continue
-        mine = [r for r in done if r.worker == worker]
-        tok_rate += sum(r.tokens for r in mine) / span
-        req_rate += len(mine) / span
+    # A cut request's tokens are unknown: its stream's span ends with the request before it.
+    samples = [sample(r, window_start) for r in counted if not r.cut]
     ttfts = [r.times[0] - r.start for r in done if r.times]
     itls = []
     decode = []
@@ -189,31 +229,25 @@ def level_figures(records, concurrency):
     for r in errors:
         if r.error not in messages and len(messages) < ERROR_MESSAGES:
             messages.append(r.error)
-    sources = {r.token_source for r in done}
-    if not done:
-        source = None
-    elif sources == {"usage"}:
-        source = "usage"
-    else:
-        without = sum(1 for r in done if r.token_source != "usage")
-        source = (
-            f"chunks for {without} of {len(done)} request(s) that sent no usage: one token per content chunk, "
-            "a lower bound (a chunk may carry several tokens)"
-        )
-    return {
+    figures = {
         "concurrency": concurrency,
-        "output_tokens_per_second": _r(tok_rate, 2) if done else None,
-        "requests_per_second": _r(req_rate, 3) if done else None,
+        "output_tokens_per_second": _r(stream_rate(samples, lambda s: s["tokens"]), 2) if done else None,
+        "requests_per_second": _r(stream_rate(samples, lambda s: 0 if s.get("error") else 1), 3) if done else None,
         "completed": len(done),
         "output_tokens": sum(r.tokens for r in done),
         "errors": {"count": len(errors), "messages": messages},
         "cut": sum(1 for r in counted if r.cut),
-        "streams_measured": len(spans),
+        "streams_measured": len({s["stream"] for s in samples}),
         "ttft_s": distribution(ttfts),
         "itl_s": distribution(itls),
+        "request_itl_s": distribution([s["itl_s"] for s in samples if s["itl_s"] is not None]),
         "decode_tokens_per_second": {"p50": _r(percentile(decode, 50), 2)},
-        "token_count_source": source,
+        "token_count_source": _token_source(done),
+        "slo": dict(slo or {}),
     }
+    figures.update(goodput_figures(samples, slo or {}))
+    figures["samples"] = samples
+    return figures
 
 
 def repeat_rates(records, concurrency, window_start, duration, repeats):
@@ -268,6 +302,13 @@ class Bench:
             raise BenchError(f"repeats must be a whole number of at least 1; got {o['repeats']!r}")
         if isinstance(o["max_tokens"], bool) or not isinstance(o["max_tokens"], int) or o["max_tokens"] < 1:
             raise BenchError(f"max_tokens must be a whole number of at least 1; got {o['max_tokens']!r}")
+        try:
+            o["slo"] = check_slo(o["slo"])
+        except ValueError as exc:
+            raise BenchError(str(exc)) from None
+        o["temperature"] = _sampling("temperature", o["temperature"], 0.0, None)
+        if o["top_p"] is not None:
+            o["top_p"] = _sampling("top_p", o["top_p"], 0.0, 1.0, low_open=True)
         prompts = o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS
         self.prompts = _prompts(prompts, o["api"])
         # The greedy answers are named by the prompt's id (the gate compares them prompt by prompt), else its index.
@@ -293,11 +334,28 @@ class Bench:
 
     # ------------------------------------------------------------------ run
     def run(self):
-        o = self.o
         cpu0 = time.process_time()
         self.t0 = self.clock()
-        self.deadline = self.t0 + o["deadline"]
-        res = {
+        self.deadline = self.t0 + self.o["deadline"]
+        res = self._header()
+        reasons = self._pick_model(res)
+        if not reasons:
+            self._measure(res)
+        reasons.extend(self._level_failures(res))
+        reasons.extend(f"{g['id']} (greedy): {g['msg']}" for g in res["greedy"] if g["verdict"] == "fail")
+        if res["deadline_reached"]:
+            reasons.insert(0, self._deadline_reason(res))
+        res["elapsed_s"] = _r(self.clock() - self.t0, 3)
+        res["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
+        # The reasons, one per entry, survive a caller's failed_when: false (the deploy role reads them).
+        res["reasons"] = reasons
+        res["failed"] = bool(reasons)
+        res["msg"] = "; ".join(reasons) if reasons else self._summary(res)
+        return res
+
+    def _header(self):
+        o = self.o
+        return {
             "url": self.base_url + PATHS[o["api"]],
             "api": o["api"],
             "model": o["model"],
@@ -307,6 +365,8 @@ class Bench:
             "max_tokens": o["max_tokens"],
             "repeats": o["repeats"],
             "temperature": o["temperature"],
+            "top_p": o["top_p"],
+            "slo": dict(o["slo"]),
             "timeout": o["timeout"],
             "deadline": _r(o["deadline"], 3),
             "prompts": len(self.prompts),
@@ -315,29 +375,36 @@ class Bench:
             "greedy": [],
             "deadline_reached": False,
         }
+
+    def _pick_model(self, res):
+        """The model to send (the option, else the first /v1/models lists); the reasons it cannot be had."""
+        if self.o["model"]:
+            self.model = self.o["model"]
+            return []
+        client = self._client()
+        try:
+            res["model"] = self.model = _first_model(client, min(MODELS_TIMEOUT, self._left()))
+        except HttpError as exc:
+            return [f"cannot list models (to pick one; or set model): {exc.message}"]
+        finally:
+            client.close()
+        return []
+
+    def _measure(self, res):
+        for n in self.levels:
+            if self._left() <= 0:
+                res["deadline_reached"] = True
+                res["levels"].append(dict(level_figures([], n, slo=self.o["slo"]), skipped=True))
+                continue
+            level, reached = self._level(n)
+            res["levels"].append(level)
+            res["deadline_reached"] = res["deadline_reached"] or reached
+        if self.o["greedy_tokens"]:
+            res["greedy"] = self._greedy()
+            res["deadline_reached"] = res["deadline_reached"] or any(g.get("skipped") for g in res["greedy"])
+
+    def _level_failures(self, res):
         reasons = []
-        if not o["model"]:
-            client = self._client()
-            try:
-                res["model"] = self.model = _first_model(client, min(MODELS_TIMEOUT, self._left()))
-            except HttpError as exc:
-                reasons.append(f"cannot list models (to pick one; or set model): {exc.message}")
-            finally:
-                client.close()
-        else:
-            self.model = o["model"]
-        if not reasons:
-            for n in self.levels:
-                if self._left() <= 0:
-                    res["deadline_reached"] = True
-                    res["levels"].append(dict(level_figures([], n), skipped=True))
-                    continue
-                level, reached = self._level(n)
-                res["levels"].append(level)
-                res["deadline_reached"] = res["deadline_reached"] or reached
-            if o["greedy_tokens"]:
-                res["greedy"] = self._greedy()
-                res["deadline_reached"] = res["deadline_reached"] or any(g.get("skipped") for g in res["greedy"])
         for level in res["levels"]:
             if level.get("skipped"):
                 continue
@@ -353,45 +420,39 @@ class Bench:
                 missing = level["concurrency"] - level["streams_measured"]
                 reasons.append(
                     f"at concurrency {level['concurrency']}, {missing} stream(s) started no request inside the "
-                    f"{_num(o['duration'])} s window (one request outlasted it): lengthen duration or lower max_tokens"
+                    f"{_num(self.o['duration'])} s window (one request outlasted it): lengthen duration or lower "
+                    "max_tokens"
                 )
-        reasons.extend(f"{g['id']} (greedy): {g['msg']}" for g in res["greedy"] if g["verdict"] == "fail")
-        if res["deadline_reached"]:
-            skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
-            not_asked = [str(g["id"]) for g in res["greedy"] if g.get("skipped")]
-            reasons.insert(
-                0,
-                "deadline {} s passed: in-flight requests were cut{}{}".format(
-                    _num(o["deadline"]),
-                    "; not run: concurrency " + ", ".join(skipped) if skipped else "",
-                    "; greedy answers not asked: " + ", ".join(not_asked) if not_asked else "",
-                ),
+        return reasons
+
+    def _deadline_reason(self, res):
+        skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
+        not_asked = [str(g["id"]) for g in res["greedy"] if g.get("skipped")]
+        return "deadline {} s passed: in-flight requests were cut{}{}".format(
+            _num(self.o["deadline"]),
+            "; not run: concurrency " + ", ".join(skipped) if skipped else "",
+            "; greedy answers not asked: " + ", ".join(not_asked) if not_asked else "",
+        )
+
+    def _summary(self, res):
+        parts = []
+        for x in res["levels"]:
+            text = "concurrency {}: {} tok/s, {} req/s, TTFT p50 {} s".format(
+                x["concurrency"],
+                _num(x["output_tokens_per_second"]),
+                _num(x["requests_per_second"]),
+                _num(x["ttft_s"]["p50"]),
             )
-        res["elapsed_s"] = _r(self.clock() - self.t0, 3)
-        res["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
-        # The reasons, one per entry, survive a caller's failed_when: false (the deploy role reads them).
-        res["reasons"] = reasons
-        res["failed"] = bool(reasons)
-        if reasons:
-            res["msg"] = "; ".join(reasons)
-        else:
-            res["msg"] = "; ".join(
-                [
-                    "concurrency {}: {} tok/s, {} req/s, TTFT p50 {} s".format(
-                        x["concurrency"],
-                        _num(x["output_tokens_per_second"]),
-                        _num(x["requests_per_second"]),
-                        _num(x["ttft_s"]["p50"]),
-                    )
-                    for x in res["levels"]
-                ]
-                + (
-                    [f"greedy answers to {len(res['greedy'])} prompt(s), up to {o['greedy_tokens']} tokens each"]
-                    if res["greedy"]
-                    else []
+            if self.o["slo"]:
+                text += ", goodput {} tok/s ({} % of requests met the SLO)".format(
+                    _num(x["goodput_tokens_per_second"]), _num(100 * (x["slo_attainment"] or 0))
                 )
+            parts.append(text)
+        if res["greedy"]:
+            parts.append(
+                f"greedy answers to {len(res['greedy'])} prompt(s), up to {self.o['greedy_tokens']} tokens each"
             )
-        return res
+        return "; ".join(parts)
 
     def _greedy(self):
         """Each prompt once, greedy, one at a time, for its first greedy_tokens tokens, after the levels (so
@@ -436,7 +497,8 @@ class Bench:
         body = {
             "model": self.model,
             "max_tokens": item.get("max_tokens") or o["max_tokens"],
-            "temperature": o["temperature"],
+            # A prompt's own sampling (a trace's line) wins over the call's (the production settings).
+            "temperature": item.get("temperature", o["temperature"]),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -444,6 +506,9 @@ class Bench:
             body["messages"] = item.get("messages") or [{"role": "user", "content": item["prompt"]}]
         else:
             body["prompt"] = item["prompt"]
+        top_p = item.get("top_p", o["top_p"])
+        if top_p is not None:
+            body["top_p"] = top_p
         return body
 
     def _level(self, n):
@@ -504,7 +569,7 @@ class Bench:
             client.close()
         with cond:
             records = list(records)
-        figures = level_figures(records, n)
+        figures = level_figures(records, n, window_start, self.o["slo"])
         figures["rates"] = repeat_rates(records, n, window_start, self.o["duration"], self.o["repeats"])
         figures["window_s"] = _r(self.o["duration"], 3)
         figures["elapsed_s"] = _r(clock() - t0, 3)
@@ -546,6 +611,7 @@ class Bench:
                     t = clock()
                     for data in parser.feed(piece):
                         ev = interpret(api, data)
+                        rec.rid = rec.rid or ev.rid
                         if stream.add(ev, t):
                             rec.times.append(t)
                         if ev.kind == "done" and t_done is None:
@@ -615,6 +681,20 @@ def _seconds(name, value):
         raise BenchError(f"{name} must be a number of seconds, e.g. 10; got {value!r}") from None
 
 
+def _sampling(name, value, low, high, low_open=False):
+    """A sampling setting as a float within its range (temperature >= 0; 0 < top_p <= 1), or a BenchError."""
+    if isinstance(value, bool):
+        raise BenchError(f"{name} is a number, not yes/no; got {str(value).lower()}")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise BenchError(f"{name} must be a number; got {value!r}") from None
+    if value < low or (low_open and value == low) or (high is not None and value > high):
+        bound = f"above {low:g} and at most {high:g}" if high is not None else f"{low:g} or more"
+        raise BenchError(f"{name} must be {bound}; got {value:g}")
+    return value
+
+
 def _levels(value, greedy_only=False):
     """Concurrency levels as a list of whole numbers: an int, or a list of them; [] only for greedy answers alone."""
     items = value if isinstance(value, (list, tuple)) else [value]
@@ -648,10 +728,10 @@ def _prompts(items, api):
         if not isinstance(item, dict):
             raise BenchError(f"{where} must be a mapping with prompt or messages; got {item!r}")
         # id and why label a prompt (ddtree_deploy's gate prompt set): not sent.
-        unknown = set(item) - {"prompt", "messages", "max_tokens", "api", "id", "why"}
+        unknown = set(item) - {"prompt", "messages", "max_tokens", "api", "id", "why", "temperature", "top_p"}
         if unknown:
             raise BenchError(
-                "{} has unknown key(s) {}: use prompt or messages, and max_tokens and api".format(
+                "{} has unknown key(s) {}: use prompt or messages, and max_tokens, api, temperature, top_p".format(
                     where, ", ".join(sorted(unknown))
                 )
             )
@@ -673,5 +753,9 @@ def _prompts(items, api):
             mt = item["max_tokens"] = int(mt)  # a templated value arrives as a string
         if mt is not None and (isinstance(mt, bool) or not isinstance(mt, int) or mt < 1):
             raise BenchError(f"{where}.max_tokens must be a whole number of at least 1; got {mt!r}")
+        if "temperature" in item:
+            item["temperature"] = _sampling(f"{where}.temperature", item["temperature"], 0.0, None)
+        if "top_p" in item:
+            item["top_p"] = _sampling(f"{where}.top_p", item["top_p"], 0.0, 1.0, low_open=True)
         out.append(item)
     return out

@@ -23,8 +23,20 @@ from __future__ import absolute_import, division, print_function
 
 import statistics
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import SIDE_ERROR, gain_interval
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
+
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
 TEXT_CAP = 600
+# The SLO derived from the baseline when the operator gives none (docs/deploy.md, "The gate"): each bound
+# twice the baseline's p90 at that level, so the baseline meets it (its p90 is itself a tail, and twice it
+# covers a slow tenth) and a candidate that doubles the wait does not; the first token at least 0.25 s over
+# the baseline's p90, as a first token 50 ms late at one stream is no wait a user notices.
+DERIVED_FACTOR = 2.0
+DERIVED_TTFT_MARGIN_S = 0.25
+# d2(n): the mean range of n draws of a normal variable, in units of its standard deviation (the control
+# chart constant), to read a deviation off the range of a level's repeats.
+RANGE_D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970, 10: 3.078}
 
 
 def _median_spread(values):
@@ -77,7 +89,11 @@ def summarise(bench=None, not_measured=None):
                     "rates": [round(r, 3) for r in rates],
                     "spread": None if spread is None else round(spread, 4),
                     "ttft_s": (lv.get("ttft_s") or {}).get("p50"),
+                    "ttft_p90_s": (lv.get("ttft_s") or {}).get("p90"),
+                    "request_itl_p90_s": (lv.get("request_itl_s") or {}).get("p90"),
                     "errors": (lv.get("errors") or {}).get("count", 0),
+                    # Every counted request, for the gate's goodput under the SLO and its interval (_goodput.py).
+                    "samples": list(lv.get("samples") or []),
                 }
             )
         # concurrency [] asks for no level (the gain gate is off): no level is then no failure.
@@ -102,10 +118,17 @@ def summarise(bench=None, not_measured=None):
         "levels": levels,
         "median": first.get("tokens_per_second"),
         "spread": first.get("spread"),
-        "ttft_s": first.get("ttft_s"),
+        # The unit's first token at one stream: the first level's, else the greedy answers' (one stream, one
+        # at a time), so the candidate's probe budget derives from it with the gain gate off too.
+        "ttft_s": first.get("ttft_s") if levels else _greedy_ttft(bench),
         "greedy": greedy,
         "token_sources": sorted(sources),
     }
+
+
+def _greedy_ttft(bench):
+    ttfts = sorted(a["ttft_s"] for a in (bench or {}).get("greedy") or [] if a.get("ttft_s") is not None)
+    return ttfts[len(ttfts) // 2] if ttfts else None
 
 
 def required_gain(min_gain, concurrency):
@@ -121,7 +144,7 @@ def required_gain(min_gain, concurrency):
 
 
 def _pct(x):
-    return f"{x * 100:+.1f} %"
+    return "?" if x is None else f"{x * 100:+.1f} %"
 
 
 def _first_difference(a, b):
@@ -132,87 +155,230 @@ def _first_difference(a, b):
     return n if len(a) != len(b) else None
 
 
-def compare(candidate, baseline, min_gain=None, equivalence_tokens=0, names=("before", "new")):
-    """The gate and the equivalence check: {gain, gains, noise, within_noise, gate, gate_msg, equivalence}.
+def compare(
+    candidate,
+    baseline,
+    min_gain=None,
+    equivalence_tokens=0,
+    names=("before", "new"),
+    slo=None,
+    inconclusive=None,
+    judge_default=False,
+    extended=None,
+):
+    """The gate and the equivalence check: {gain, gains, noise, within_noise, gate, gate_msg, extend, equivalence}.
 
-    ``gains`` has one entry per level measured on both sides: {concurrency, before, new, gain, required, ok,
-    spread_before, spread_new, noise (their sum), within_noise}. ``gain`` (and noise, within_noise) are the first
-    level's. ``gate`` is ``off`` (no min_gain), ``pass``, ``fail`` (a level below its required gain: the message
-    names the first such level and both rates) or ``unmeasured`` (a side has no figure: fails closed).
-    ``names``: the two services as the message calls them (e.g. NEXTN and DDTREE). ``equivalence.ok`` is None
-    when not checked.
+    Each level measured on both sides is judged on goodput (_goodput.py): the candidate's good tokens per
+    second under the SLO against the baseline's, with an interval (``verdict``: better, worse or
+    inconclusive against the level's required gain). ``slo`` ({ttft_s, itl_s}) is the operator's; without
+    one each level derives its own from the baseline's latencies there (``derived_slo``). ``min_gain``: one
+    number, a mapping level -> gain, or None: then ``judge_default`` judges "not worse" (gain 0 required)
+    and otherwise the gate is off (measured, not judged).
+
+    ``inconclusive`` (fail, pass, extend; None: fail where the level requires a gain above 0, pass where it
+    requires none) decides a level whose interval holds the required gain. With extend, ``gate`` is ``extend`` and
+    ``extend`` lists the levels to measure once more on the candidate, longer: ``extended`` is that
+    measurement (a summary), whose levels replace the candidate's, and a level still inconclusive fails.
+
+    ``gains`` has one entry per level: {concurrency, before, new (tok/s), tokens_per_second_gain, goodput_before,
+    goodput_new, gain (goodput's), interval, attainment_before, attainment_new, slo, slo_source, required,
+    verdict, ok, spread_before, spread_new, noise, within_noise}. ``gain`` (and noise, within_noise) are the
+    first level's. ``gate``: off, pass, fail, extend, or unmeasured (a side has no figure: fails closed).
     """
-    candidate = candidate or {}
+    candidate = _with_extension(candidate or {}, extended)
     baseline = baseline or {}
-    before_name, new_name = names
-    out = {"gain": None, "gains": [], "noise": None, "within_noise": None, "gate": "off", "gate_msg": ""}
+    gated = min_gain is not None or judge_default
+    out = {"gain": None, "gains": [], "noise": None, "within_noise": None, "gate": "off", "gate_msg": "", "extend": []}
     new_levels = {lv["concurrency"]: lv for lv in candidate.get("levels") or []}
+    again = {lv["concurrency"] for lv in (extended or {}).get("levels") or []}
     for b in baseline.get("levels") or []:
         c = new_levels.get(b["concurrency"])
         if c is None or not b.get("tokens_per_second") or c.get("tokens_per_second") is None:
             continue
-        gain = c["tokens_per_second"] / b["tokens_per_second"] - 1
-        noise = (b.get("spread") or 0) + (c.get("spread") or 0)
-        need = required_gain(min_gain, b["concurrency"])
-        out["gains"].append(
-            {
-                "concurrency": b["concurrency"],
-                "before": b["tokens_per_second"],
-                "new": c["tokens_per_second"],
-                "gain": round(gain, 4),
-                "required": need,
-                "ok": None if need is None else gain >= need,
-                "spread_before": b.get("spread"),
-                "spread_new": c.get("spread"),
-                "noise": round(noise, 4),
-                "within_noise": abs(gain) <= noise,
-            }
-        )
+        need = (0.0 if judge_default else None) if min_gain is None else required_gain(min_gain, b["concurrency"])
+        # Unset, the burden of proof: a gain required must be shown; a level that requires none passes unless
+        # the candidate is shown worse.
+        policy = inconclusive or ("fail" if need is not None and need > 0 else "pass")
+        out["gains"].append(_level(b, c, need, slo, policy, b["concurrency"] in again))
     if out["gains"]:
         first = out["gains"][0]
         out.update(gain=first["gain"], noise=first["noise"], within_noise=first["within_noise"])
-    gated = [g for g in out["gains"] if g["required"] is not None]
-    if min_gain is not None:
-        measured = {g["concurrency"] for g in out["gains"]}
-        missing = [lv["concurrency"] for lv in baseline.get("levels") or [] if lv["concurrency"] not in measured]
-        if not out["gains"] or missing:
-            side = "baseline" if not baseline.get("measured") else "new service"
-            why = "; ".join((baseline if side == "baseline" else candidate).get("failures") or []) or (
-                "no figure at concurrency " + ", ".join(str(m) for m in missing) if missing else "no complete run"
-            )
-            out["gate"] = "unmeasured"
-            out["gate_msg"] = f"gain gate not met: the {side} could not be measured ({why})"
-        else:
-            failed = [g for g in gated if not g["ok"]]
-            out["gate"] = "fail" if failed else "pass"
-            shown = failed[0] if failed else min(gated, key=lambda g: g["gain"] - g["required"]) if gated else None
-            if shown is None:
-                out["gate"] = "off"
-            else:
-                out["gate_msg"] = "gain gate {}: gain {} at concurrency {} ({} {} tok/s, {} {} tok/s), needs {}".format(
-                    "not met" if failed else "met",
-                    _pct(shown["gain"]),
-                    shown["concurrency"],
-                    before_name,
-                    _num(shown["before"]),
-                    new_name,
-                    _num(shown["new"]),
-                    _pct(shown["required"]),
-                )
-                others = [g for g in out["gains"] if g is not shown]
-                if others:
-                    out["gate_msg"] += "; " + ", ".join(
-                        "{} at concurrency {}".format(_pct(g["gain"]), g["concurrency"]) for g in others
-                    )
-                if shown["within_noise"]:
-                    out["gate_msg"] += (
-                        "; the spread at concurrency {} ({}) is larger than the gain: this verdict is within the "
-                        "noise of the measurement (a longer ddtree_deploy_gate_duration narrows it)".format(
-                            shown["concurrency"], _pct(shown["noise"]).lstrip("+")
-                        )
-                    )
+    if gated:
+        out.update(_outcome(out["gains"], candidate, baseline, names))
     out["equivalence"] = _equivalence(candidate, baseline, equivalence_tokens)
     return out
+
+
+def _with_extension(candidate, extended):
+    """The candidate with the levels measured again (``extended``'s) in place of its first measurement."""
+    if not extended:
+        return candidate
+    again = {lv["concurrency"]: lv for lv in extended.get("levels") or []}
+    merged = dict(candidate)
+    merged["levels"] = [again.get(lv["concurrency"], lv) for lv in candidate.get("levels") or []]
+    merged["failures"] = list(candidate.get("failures") or []) + list(extended.get("failures") or [])
+    return merged
+
+
+def derived_slo(level):
+    """The SLO a level is judged on when the operator gives none: from the baseline's own latencies there,
+    each bound DERIVED_FACTOR times its p90 (TTFT at least DERIVED_TTFT_MARGIN_S over it), so the baseline
+    meets it and a candidate that multiplies the first-token wait (or the time per token) does not."""
+    slo = {}
+    ttft = level.get("ttft_p90_s")
+    if ttft:
+        slo["ttft_s"] = round(max(DERIVED_FACTOR * ttft, ttft + DERIVED_TTFT_MARGIN_S), 4)
+    itl = level.get("request_itl_p90_s")
+    if itl:
+        slo["itl_s"] = round(DERIVED_FACTOR * itl, 5)
+    return slo
+
+
+def _drift(level):
+    """One side's error the request bootstrap cannot see: one standard deviation of its figure as the range
+    of its window's parts implies it (range / (d2(n) * sqrt(n)), d2 the mean range of n normal draws in units
+    of their deviation), at least _goodput.SIDE_ERROR."""
+    rates = [r for r in level.get("rates") or [] if r]
+    if len(rates) < 2:
+        return SIDE_ERROR
+    spread = (max(rates) - min(rates)) / statistics.median(rates)
+    d2 = RANGE_D2.get(len(rates), RANGE_D2[max(RANGE_D2)])
+    return max(SIDE_ERROR, spread / (d2 * len(rates) ** 0.5))
+
+
+def _level(b, c, need, slo, policy, extended):
+    """One level, the baseline ``b`` against the candidate ``c`` (summaries' levels)."""
+    source = "given" if slo else "derived"
+    level_slo = dict(slo) if slo else derived_slo(b)
+    drift = _drift(b) + _drift(c)
+    entry = {
+        "concurrency": b["concurrency"],
+        "before": b["tokens_per_second"],
+        "new": c["tokens_per_second"],
+        "tokens_per_second_gain": round(c["tokens_per_second"] / b["tokens_per_second"] - 1, 4),
+        "slo": level_slo,
+        "slo_source": source,
+        "required": need,
+        "spread_before": b.get("spread"),
+        "spread_new": c.get("spread"),
+        "extended": extended,
+    }
+    bs, cs = b.get("samples") or [], c.get("samples") or []
+    if bs and cs:
+        fb, fc = goodput_figures(bs, level_slo), goodput_figures(cs, level_slo)
+        entry.update(
+            goodput_before=fb["goodput_tokens_per_second"],
+            goodput_new=fc["goodput_tokens_per_second"],
+            attainment_before=fb["slo_attainment"],
+            attainment_new=fc["slo_attainment"],
+        )
+        found = gain_interval(cs, bs, level_slo, drift=drift)
+    else:  # a side without samples (an older llm_bench): its tok/s, with the drift as its only interval
+        g = entry["tokens_per_second_gain"]
+        found = (g, (1 + g) * (1 - drift) - 1, (1 + g) * (1 + drift) - 1)
+        entry.update(goodput_before=None, goodput_new=None, attainment_before=None, attainment_new=None)
+    if found is None:  # the baseline met the SLO with no request: no gain to speak of
+        gain = low = high = None
+        verdict = "better" if entry["goodput_new"] else "inconclusive"
+    else:
+        gain, low, high = (round(x, 4) for x in found)
+        verdict = _verdict(low, high, need)
+    ok = {"better": True, "worse": False}.get(verdict)
+    if verdict == "inconclusive" and need is not None:
+        ok = True if policy == "pass" else False if policy == "fail" or extended else None
+    entry.update(
+        gain=gain,
+        interval=None if gain is None else [low, high],
+        verdict=verdict if need is not None else "measured",
+        ok=None if need is None else ok,
+        noise=None if gain is None else round((high - low) / 2, 4),
+        within_noise=verdict == "inconclusive",
+    )
+    return entry
+
+
+def _verdict(low, high, need):
+    target = 0.0 if need is None else need
+    if low >= target:
+        return "better"
+    if high < target:
+        return "worse"
+    return "inconclusive"
+
+
+def _outcome(gains, candidate, baseline, names):
+    """{gate, gate_msg, extend} of the judged levels."""
+    before_name, new_name = names
+    measured = {g["concurrency"] for g in gains}
+    missing = [lv["concurrency"] for lv in baseline.get("levels") or [] if lv["concurrency"] not in measured]
+    if not gains or missing:
+        side = "baseline" if not baseline.get("measured") else "new service"
+        why = "; ".join((baseline if side == "baseline" else candidate).get("failures") or []) or (
+            "no figure at concurrency " + ", ".join(str(m) for m in missing) if missing else "no complete run"
+        )
+        return {"gate": "unmeasured", "gate_msg": f"gain gate not met: the {side} could not be measured ({why})"}
+    gated = [g for g in gains if g["required"] is not None]
+    if not gated:
+        return {"gate": "off"}
+    failed = [g for g in gated if g["ok"] is False]
+    extend = [g["concurrency"] for g in gated if g["ok"] is None]
+    gate = "fail" if failed else "extend" if extend else "pass"
+    shown = (
+        failed[0] if failed else min(gated, key=lambda g: (g["gain"] if g["gain"] is not None else 0) - g["required"])
+    )
+    msg = "gain gate {}: {}".format(
+        {"fail": "not met", "pass": "met", "extend": "inconclusive"}[gate], _level_text(shown, before_name, new_name)
+    )
+    others = [g for g in gains if g is not shown]
+    if others:
+        msg += "; " + "; ".join(
+            "{} at concurrency {} ({})".format(_pct(g["gain"]), g["concurrency"], g["verdict"]) for g in others
+        )
+    if gate == "extend":
+        msg += "; measuring concurrency {} once more, longer (ddtree_deploy_gate_inconclusive: extend)".format(
+            ", ".join(str(x) for x in extend)
+        )
+    return {"gate": gate, "gate_msg": msg, "extend": extend}
+
+
+def _level_text(g, before_name, new_name):
+    """ "goodput -100.0 % at concurrency 16 (interval ...), needs +0.0 %: 0 % of requests met TTFT <= 1 s (NEXTN
+    100 %); tok/s ...": the level, its verdict, the SLO and both attainments."""
+    if g["gain"] is None:
+        head = f"no goodput to compare at concurrency {g['concurrency']}: no request of {before_name} met the SLO"
+    else:
+        low, high = g["interval"]
+        head = "goodput {} at concurrency {} ({}, interval {} to {}), needs {}".format(
+            _pct(g["gain"]), g["concurrency"], g["verdict"], _pct(low), _pct(high), _pct(g["required"])
+        )
+    if g.get("attainment_new") is not None:
+        head += ": {} of requests met {} ({} {})".format(
+            _share(g["attainment_new"]), _slo_text(g), before_name, _share(g["attainment_before"])
+        )
+    return head + "; tok/s {} ({} {} tok/s, {} {} tok/s)".format(
+        _pct(g["tokens_per_second_gain"]), before_name, _num(g["before"]), new_name, _num(g["new"])
+    )
+
+
+def _slo_text(g):
+    slo = g.get("slo") or {}
+    parts = []
+    if "ttft_s" in slo:
+        parts.append(f"TTFT <= {_sec(slo['ttft_s'])}")
+    if "itl_s" in slo:
+        parts.append(f"ITL <= {_sec(slo['itl_s'])}")
+    text = " and ".join(parts) or "no bound"
+    if g.get("slo_source") == "derived":
+        text += " (derived from the baseline: ddtree_deploy_slo unset)"
+    return text
+
+
+def _share(x):
+    return "?" if x is None else f"{x * 100:.0f} %"
+
+
+def _sec(x):
+    return f"{x:g} s" if x >= 0.1 else f"{x * 1000:g} ms"
 
 
 def _num(x):

@@ -352,6 +352,8 @@ class Probe:
         return exc.kind in TRANSPORT_KINDS
 
     def _request_stream(self):
+        """Stream the completion: a worker thread reads it into a queue, this thread keeps the deadlines (the
+        budget, max_ttft, the least decode rate) and judges. Returns True when no HTTP answer came."""
         o = self.o
         path = PATHS[o["api"]]
         url = self.client.url(path)
@@ -360,142 +362,163 @@ class Probe:
         budget = max(0.1, self._left())
         payload = self._payload()
         clock = self.clock
-
-        def worker():
-            try:
-                # The main thread keeps the deadlines and aborts the read when one passes; the request's
-                # own wall-clock bound only backs them up, so it runs a little longer than the budget
-                # and never decides a verdict itself.
-                resp = self.client.request("POST", path, json_body=payload, timeout=budget + 1, stream=True)
-                holder["resp"] = resp
-                q.put(("response", resp.status_code, clock()))
-                if resp.watchdog.sent_at is not None and clock is time.monotonic:
-                    q.put(("sent", None, resp.watchdog.sent_at))
-                if resp.status_code != 200:
-                    q.put(("status", (resp.text, resp.headers.get("location")), clock()))
-                    return
-                ctype = resp.headers.get("content-type", "").lower()
-                if "json" in ctype and "event-stream" not in ctype:
-                    # A server that ignored "stream": the whole answer as one JSON body.
-                    q.put(("whole", (resp.text, ctype), clock()))
-                    return
-                if ctype and "event-stream" not in ctype:
-                    # A proxy's page, a login form: not what was asked for; quote its start.
-                    q.put(("not_sse", (ctype, _read_some(resp, QUOTE_BYTES)), clock()))
-                    return
-                parser = SSEParser()
-                for chunk in body_pieces(resp):
-                    t = clock()
-                    for data in parser.feed(chunk):
-                        q.put(("data", data, t))
-                if resp.watchdog.fired:  # a body without a length "ends" when the deadline shuts it
-                    raise resp.watchdog.error(url)
-                for data in parser.close():
-                    q.put(("data", data, clock()))
-                q.put(("eof", None, clock()))
-            except HttpError as exc:
-                q.put(("error", exc, clock()))
-            except Exception as exc:  # requests' and urllib3's mid-stream errors, or the probe's abort
-                resp = holder.get("resp")
-                if resp is not None and resp.watchdog.fired:
-                    q.put(("error", resp.watchdog.error(url), clock()))
-                    return
-                kind, msg = describe_transport_error(exc, "POST", url, budget)
-                q.put(("error", HttpError(kind, msg), clock()))
-            finally:
-                # A finished stream's connection goes back to the pool: its watchdog must not fire
-                # later on the next request that reuses the socket.
-                if holder.get("resp") is not None:
-                    holder["resp"].watchdog.cancel()
-
         state = StreamState(o["api"])
-        t_req = clock()
-        t_sent = None
-        thread = threading.Thread(target=worker, name="llm_probe-stream")
+        run = {"t_req": clock(), "t_sent": None, "outcome": None, "t_end": None, "ret": None, "url": url}
+        thread = threading.Thread(
+            target=self._stream_worker, args=(path, url, payload, budget, q, holder), name="llm_probe-stream"
+        )
         thread.daemon = True
         thread.start()
-        ttft_deadline = t_req + o["max_ttft"] if o["max_ttft"] else None
-        outcome = None
-        t_end = None
+        ttft_deadline = run["t_req"] + o["max_ttft"] if o["max_ttft"] else None
         try:
-            while outcome is None:
+            while run["outcome"] is None:
                 now = clock()
-                limit, why = self.deadline, "budget"
-                if state.t_first is None:
-                    if ttft_deadline is not None and ttft_deadline < limit:
-                        limit, why = ttft_deadline, "ttft"
-                elif (
-                    o["min_tokens_per_second"]
-                    and state.completion_tokens < o["max_tokens"]
-                    and not state.finish_reason  # all tokens are in; a late usage chunk or [DONE] is no decode
-                ):
-                    # The latest time the last token can come and still reach the minimum decode rate
-                    # (once all tokens are in, only the end of the stream is awaited, within the budget).
-                    remaining = o["max_tokens"] - (state.first_chunk_tokens or 1)
-                    decode_deadline = state.t_first + remaining / float(o["min_tokens_per_second"])
-                    if decode_deadline < limit:
-                        limit, why = decode_deadline, "decode"
-                wait = limit - now
-                if wait <= 0:
-                    outcome = why
-                    t_end = now
+                limit, why = self._stream_limit(state, ttft_deadline)
+                if limit - now <= 0:
+                    run["outcome"], run["t_end"] = why, now
                     break
                 try:
-                    kind, value, t = q.get(timeout=wait)
+                    kind, value, t = q.get(timeout=limit - now)
                 except queue.Empty:
                     continue
-                if kind == "sent":
-                    # TTFT counts from the moment the request was written, not from before the
-                    # worker thread, requests and urllib3 set it up: on a loaded host (load 14 on
-                    # 2 cores) that set-up alone is milliseconds to tens of milliseconds.
-                    self.request_setup_s = t - t_req
-                    t_sent = t
-                elif kind == "response":
-                    self.result["http_status"] = value
-                elif kind == "status":
-                    body, location = value
-                    self._fail(http_status_error("POST", url, self.result["http_status"], body, location).message)
-                    return False
-                elif kind == "not_sse":
-                    ctype, head = value
-                    self._fail(
-                        f"POST {url} answered 200 with content-type {ctype}, not an event stream "
-                        f"(a proxy or another service on that port?): {cut(head, 200)!r}"
-                    )
-                    self.cut_by_verdict = True
-                    return False
-                elif kind == "error":
-                    self.result["transport_error"] = value.kind
-                    if state.t_first is not None or self.result["http_status"]:
-                        self._take_state(state, t_req, t, t_sent)
-                        self._fail(f"stream broke off after {state.completion_tokens} token(s): {value.message}")
-                        return False
-                    self._fail(value.message)
-                    return value.kind in TRANSPORT_KINDS
-                elif kind == "data":
-                    ev = interpret(o["api"], value)
-                    state.add(ev, t)
-                    if ev.kind == "error":
-                        outcome, t_end = "error", t
-                    elif ev.kind == "done":
-                        outcome, t_end = "done", t
-                elif kind == "eof":
-                    outcome, t_end = "eof", t
-                elif kind == "whole":
-                    ev = self._whole_answer(value[0], url, value[1])
-                    if ev is None:
-                        return False
-                    state.add(ev, t)
-                    outcome, t_end = "done", t
-                    self.result["warnings"].append(
-                        "the server ignored stream: true and sent the answer in one piece: "
-                        "ttft_s is the time to the whole answer and only the end-to-end rate is measured"
-                    )
+                if self._stream_item(kind, value, t, state, run):
+                    return run["ret"]
         finally:
-            if outcome not in ("done", "eof"):
+            if run["outcome"] not in ("done", "eof"):
                 # Stop the worker's read now: it may be blocked on a server that trickles.
                 self.client.abort()
-        self._take_state(state, t_req, t_end, t_sent)
+        self._take_state(state, run["t_req"], run["t_end"], run["t_sent"])
+        self._stream_verdict(run["outcome"], state, run["t_req"], run["t_end"], url)
+        return False
+
+    def _stream_worker(self, path, url, payload, budget, q, holder):
+        """Send the request and put what comes on ``q`` as (kind, value, time); never raises."""
+        clock = self.clock
+        try:
+            # The main thread keeps the deadlines and aborts the read when one passes; the request's
+            # own wall-clock bound only backs them up, so it runs a little longer than the budget
+            # and never decides a verdict itself.
+            resp = self.client.request("POST", path, json_body=payload, timeout=budget + 1, stream=True)
+            holder["resp"] = resp
+            q.put(("response", resp.status_code, clock()))
+            if resp.watchdog.sent_at is not None and clock is time.monotonic:
+                q.put(("sent", None, resp.watchdog.sent_at))
+            if resp.status_code != 200:
+                q.put(("status", (resp.text, resp.headers.get("location")), clock()))
+                return
+            ctype = resp.headers.get("content-type", "").lower()
+            if "json" in ctype and "event-stream" not in ctype:
+                # A server that ignored "stream": the whole answer as one JSON body.
+                q.put(("whole", (resp.text, ctype), clock()))
+                return
+            if ctype and "event-stream" not in ctype:
+                # A proxy's page, a login form: not what was asked for; quote its start.
+                q.put(("not_sse", (ctype, _read_some(resp, QUOTE_BYTES)), clock()))
+                return
+            parser = SSEParser()
+            for chunk in body_pieces(resp):
+                t = clock()
+                for data in parser.feed(chunk):
+                    q.put(("data", data, t))
+            if resp.watchdog.fired:  # a body without a length "ends" when the deadline shuts it
+                raise resp.watchdog.error(url)
+            for data in parser.close():
+                q.put(("data", data, clock()))
+            q.put(("eof", None, clock()))
+        except HttpError as exc:
+            q.put(("error", exc, clock()))
+        except Exception as exc:  # requests' and urllib3's mid-stream errors, or the probe's abort
+            resp = holder.get("resp")
+            if resp is not None and resp.watchdog.fired:
+                q.put(("error", resp.watchdog.error(url), clock()))
+                return
+            kind, msg = describe_transport_error(exc, "POST", url, budget)
+            q.put(("error", HttpError(kind, msg), clock()))
+        finally:
+            # A finished stream's connection goes back to the pool: its watchdog must not fire
+            # later on the next request that reuses the socket.
+            if holder.get("resp") is not None:
+                holder["resp"].watchdog.cancel()
+
+    def _stream_limit(self, state, ttft_deadline):
+        """(the time the next event must come by, which bound that is: budget, ttft or decode)."""
+        o = self.o
+        limit, why = self.deadline, "budget"
+        if state.t_first is None:
+            if ttft_deadline is not None and ttft_deadline < limit:
+                limit, why = ttft_deadline, "ttft"
+        elif (
+            o["min_tokens_per_second"]
+            and state.completion_tokens < o["max_tokens"]
+            and not state.finish_reason  # all tokens are in; a late usage chunk or [DONE] is no decode
+        ):
+            # The latest time the last token can come and still reach the minimum decode rate
+            # (once all tokens are in, only the end of the stream is awaited, within the budget).
+            remaining = o["max_tokens"] - (state.first_chunk_tokens or 1)
+            decode_deadline = state.t_first + remaining / float(o["min_tokens_per_second"])
+            if decode_deadline < limit:
+                limit, why = decode_deadline, "decode"
+        return limit, why
+
+    def _stream_item(self, kind, value, t, state, run):
+        """One item of the worker's queue. Sets run's outcome when the stream ended; True when the request is
+        over before any verdict on its stream (run["ret"]: whether no HTTP answer came)."""
+        url = run["url"]
+        if kind == "sent":
+            # TTFT counts from the moment the request was written, not from before the
+            # worker thread, requests and urllib3 set it up: on a loaded host (load 14 on
+            # 2 cores) that set-up alone is milliseconds to tens of milliseconds.
+            self.request_setup_s = t - run["t_req"]
+            run["t_sent"] = t
+        elif kind == "response":
+            self.result["http_status"] = value
+        elif kind == "status":
+            body, location = value
+            self._fail(http_status_error("POST", url, self.result["http_status"], body, location).message)
+            run["ret"] = False
+            return True
+        elif kind == "not_sse":
+            ctype, head = value
+            self._fail(
+                f"POST {url} answered 200 with content-type {ctype}, not an event stream "
+                f"(a proxy or another service on that port?): {cut(head, 200)!r}"
+            )
+            self.cut_by_verdict = True
+            run["ret"] = False
+            return True
+        elif kind == "error":
+            self.result["transport_error"] = value.kind
+            if state.t_first is not None or self.result["http_status"]:
+                self._take_state(state, run["t_req"], t, run["t_sent"])
+                self._fail(f"stream broke off after {state.completion_tokens} token(s): {value.message}")
+                run["ret"] = False
+            else:
+                self._fail(value.message)
+                run["ret"] = value.kind in TRANSPORT_KINDS
+            return True
+        elif kind == "data":
+            ev = interpret(self.o["api"], value)
+            state.add(ev, t)
+            if ev.kind in ("error", "done"):
+                run["outcome"], run["t_end"] = ev.kind, t
+        elif kind == "eof":
+            run["outcome"], run["t_end"] = "eof", t
+        elif kind == "whole":
+            ev = self._whole_answer(value[0], url, value[1])
+            if ev is None:
+                run["ret"] = False
+                return True
+            state.add(ev, t)
+            run["outcome"], run["t_end"] = "done", t
+            self.result["warnings"].append(
+                "the server ignored stream: true and sent the answer in one piece: "
+                "ttft_s is the time to the whole answer and only the end-to-end rate is measured"
+            )
+        return False
+
+    def _stream_verdict(self, outcome, state, t_req, t_end, url):
+        """Fail the probe for how its stream ended: a bound that passed, an error event, no proper end."""
+        o = self.o
         res = self.result
         self.cut_by_verdict = self.cut_by_verdict or outcome in ("ttft", "decode", "budget")
         if outcome == "ttft":
@@ -534,7 +557,6 @@ class Probe:
             res["warnings"].append(
                 f"ignored {len(state.ignored)} unreadable stream event(s), first: {state.ignored[0]}"
             )
-        return False
 
     def _whole_answer(self, body, url, ctype=None):
         """A non-streamed JSON answer as one StreamEvent, or None (failure recorded) when it is not JSON."""

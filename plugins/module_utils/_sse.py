@@ -27,7 +27,6 @@ import json
 import re
 
 _LINE_END = re.compile(b"[\r\n]")
-APIS = ("completions", "chat", "generate")
 
 
 class SSEParser:
@@ -111,7 +110,7 @@ class SSEParser:
 class StreamEvent:
     """One interpreted event. ``kind``: chunk, done, error or ignored."""
 
-    __slots__ = ("kind", "text", "reasoning", "finish_reason", "usage", "tokens", "meta", "error", "model")
+    __slots__ = ("kind", "text", "reasoning", "finish_reason", "usage", "tokens", "meta", "error", "model", "rid")
 
     def __init__(
         self,
@@ -124,7 +123,9 @@ class StreamEvent:
         meta=None,
         error=None,
         model=None,
+        rid=None,
     ):
+        self.rid = rid  # the chunk's "id"
         self.kind = kind
         self.text = text
         self.reasoning = reasoning
@@ -184,8 +185,10 @@ def interpret(api, data):
         else:
             text = choice.get("text") or ""
         finish = choice.get("finish_reason") or finish
+    # The completion's id: SGLang's is its request id (the rid of its logs and per-request records).
+    rid = obj.get("id") if isinstance(obj.get("id"), str) else None
     return StreamEvent(
-        "chunk", text=text, reasoning=reasoning, finish_reason=finish, usage=usage, model=obj.get("model")
+        "chunk", text=text, reasoning=reasoning, finish_reason=finish, usage=usage, model=obj.get("model"), rid=rid
     )
 
 

@@ -85,6 +85,7 @@ options:
       - The prompt set, each entry with C(prompt) (a string) or C(messages) (a list, chat only), and
         optionally C(max_tokens) and C(api) (C(completions) or C(chat), for this prompt instead of O(api);
         one sweep can load both paths). Each stream walks the list from its own offset.
+      - An entry may carry its own C(temperature) and C(top_p) (a trace of production requests).
       - C(id) and C(why) may label an entry (the gate prompt set of C(ddtree.sglang.ddtree_deploy)); they are
         not sent.
       - Default is eight short built-in prompts of different topics.
@@ -104,9 +105,25 @@ options:
     default: 128
   temperature:
     description:
-      - Sampling temperature. 0 (greedy) makes every run ask for the same work.
+      - Sampling temperature. 0 (greedy) makes every run ask for the same work. A prompt's own C(temperature)
+        wins (a trace of production requests carries its own).
     type: float
     default: 0.0
+  top_p:
+    description:
+      - Nucleus sampling, above 0 and at most 1; not sent when unset (the server's default). A prompt's own
+        C(top_p) wins.
+    type: float
+  slo:
+    description:
+      - The service level objective each request is judged against, in seconds; either key may be left out.
+      - C(ttft_s), the time to first token; C(itl_s), the request's mean time per output token after the first
+        ((last token - first token) / (tokens - 1), SGLang's request TPOT).
+      - "A request meets the SLO when it completed within every bound given. Each level then reports
+        RV(levels[].slo_attainment) and its goodput, RV(levels[].goodput_requests_per_second) and
+        RV(levels[].goodput_tokens_per_second), the rates counting only the requests that met it. Without it
+        every completed request counts (goodput is the throughput). See C(docs/bench.md)."
+    type: dict
   greedy_tokens:
     description:
       - Tokens of each prompt's greedy answer (temperature 0, at one stream, one prompt at a time, after the
@@ -171,6 +188,14 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ bench.levels | map(attribute='output_tokens_per_second') | list }}"
 
+- name: Goodput under an SLO, on a trace of production requests with their own sampling
+  ddtree.sglang.llm_bench:
+    base_url: http://127.0.0.1:30000
+    concurrency: [1, 16]
+    slo: {ttft_s: 1.0, itl_s: 0.05}
+    prompts: "{{ lookup('ansible.builtin.file', 'trace.jsonl').splitlines() | map('from_json') | list }}"
+  register: goodput
+
 - name: Chat API, own prompts, with the API key
   ddtree.sglang.llm_bench:
     base_url: "http://127.0.0.1:{{ sglang_port }}"
@@ -188,7 +213,7 @@ msg:
   description: Each level's aggregate rate, request rate and median TTFT; on failure, the cause.
   returned: always
   type: str
-  sample: "concurrency 1: 44.3 tok/s, 1.38 req/s, TTFT p50 0.102 s; concurrency 16: 708 tok/s, 22.1 req/s, ..."
+  sample: "concurrency 1: 44.3 tok/s, 1.38 req/s, TTFT p50 0.102 s, goodput 44.3 tok/s (100 % of requests met ..."
 levels:
   description: One entry per level, in the order of O(concurrency).
   returned: always
@@ -242,6 +267,37 @@ levels:
         token to its last.
       type: dict
       sample: {p50: 49.98}
+    request_itl_s:
+      description: Each request's mean time per output token after the first (the SLO's C(itl_s)), C(p50),
+        C(p90), C(p99) over requests.
+      type: dict
+      sample: {p50: 0.02, p90: 0.0201, p99: 0.0203}
+    slo:
+      description: The SLO the level was judged against (empty when none was given).
+      type: dict
+      sample: {ttft_s: 1.0, itl_s: 0.05}
+    slo_attainment:
+      description: The share of completed requests that met every bound of O(slo) (1.0 without an SLO).
+      type: float
+      sample: 0.97
+    goodput_requests_per_second:
+      description: Requests per second over all streams, counting only those that met O(slo) (DistServe's goodput).
+      type: float
+      sample: 21.4
+    goodput_tokens_per_second:
+      description: Output tokens per second over all streams, counting only the requests that met O(slo).
+      type: float
+      sample: 686.5
+    samples:
+      description:
+        - One entry per counted request (cut ones aside), for a caller that judges them again (the gate of
+          C(ddtree.sglang.ddtree_deploy) derives an SLO and bootstraps an interval from them).
+        - C(stream), C(start_s) and C(end_s) (seconds from the window start), C(tokens), C(ttft_s), C(itl_s)
+          (the mean time per output token after the first; none for a one-token answer), C(error) (true for a
+          failed request, which has 0 tokens), C(id) (the completion's id, SGLang's request id in its logs).
+      type: list
+      elements: dict
+      sample: [{stream: 0, start_s: 0.0, end_s: 0.361, tokens: 32, ttft_s: 0.051, itl_s: 0.0100, id: 9f2c1e}]
     rates:
       description: With O(repeats) above 1, the aggregate tok/s of each part of the window, in order.
       type: list
@@ -378,10 +434,20 @@ max_tokens:
   type: int
   sample: 128
 temperature:
-  description: The sampling temperature sent.
+  description: The sampling temperature sent (unless a prompt set its own).
   returned: always
   type: float
   sample: 0.0
+top_p:
+  description: The nucleus sampling sent (unless a prompt set its own); none when not sent.
+  returned: always
+  type: float
+  sample: 0.95
+slo:
+  description: The SLO the levels were judged against (empty when none was given).
+  returned: always
+  type: dict
+  sample: {ttft_s: 1.0}
 timeout:
   description: The bound of one request, in seconds.
   returned: always
@@ -430,6 +496,8 @@ ARGUMENT_SPEC = dict(
     greedy_tokens=dict(type="int", default=DEFAULTS["greedy_tokens"], no_log=False),
     max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
     temperature=dict(type="float", default=DEFAULTS["temperature"]),
+    top_p=dict(type="float"),
+    slo=dict(type="dict"),
     timeout=dict(type="float", default=DEFAULTS["timeout"]),
     deadline=dict(type="float"),
     api_key=dict(type="str", no_log=True),

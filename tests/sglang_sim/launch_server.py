@@ -57,6 +57,7 @@ ENV_OVERRIDES = {
     "SGLANG_SIM_TTFT_S": ("ttft_s", float),
     "SGLANG_SIM_TEXT": ("text", str),
     "SGLANG_SIM_RATES": ("rates", json.loads),
+    "SGLANG_SIM_TTFT": ("ttft", json.loads),
     "SGLANG_SIM_DEGRADE": ("degrade", json.loads),
 }
 # What a "degrade" entry does not say: it changes nothing but what it names.
@@ -80,6 +81,7 @@ PASSAGES = (
 TOKEN_RE = re.compile(r"\s*\S+")
 
 LOG_LOCK = threading.Lock()
+EXPORT_LOCK = threading.Lock()
 
 
 def _now():
@@ -151,6 +153,8 @@ SIM_FIELDS = (
     "mem_fraction_static",
     "context_length",
     "max_running_requests",
+    "export_metrics_to_file",
+    "export_metrics_to_file_dir",
 )
 
 # Where the release's files would be: tracebacks name them as Python does (paths only; the
@@ -367,17 +371,23 @@ def load_behaviour(args, given, table):
     merged["time_scale"] = float(os.environ.get("SGLANG_SIM_TIME_SCALE", "1") or 1)
     if os.environ.get("SGLANG_SIM_TOK_S", "") != "" and os.environ.get("SGLANG_SIM_RATES", "") == "":
         merged.pop("rates", None)  # a flat rate from the environment wins over the file's table
+    if os.environ.get("SGLANG_SIM_TTFT_S", "") != "" and os.environ.get("SGLANG_SIM_TTFT", "") == "":
+        merged.pop("ttft", None)  # likewise a flat first-token delay
     merged["rates"] = _rate_table(merged.get("rates"))
     if merged["rates"] and "tok_s" not in entry:
         merged["tok_s"] = rate_at(merged["rates"], 1)  # what the start line shows
+    merged["ttft"] = _rate_table(merged.get("ttft"), "ttft", "a first-token delay in seconds", '{"1": 0.05, "16": 1.5}')
+    if merged["ttft"] and "ttft_s" not in entry:
+        merged["ttft_s"] = rate_at(merged["ttft"], 1)
     merged["degrade"] = _degrade(merged.get("degrade"))
     if merged["tok_s"] <= 0 or merged["accept_length"] < 1:
         raise SystemExit("sglang-sim: tok_s must be > 0 and accept_length >= 1")
     return merged
 
 
-def _rate_table(rates):
-    """ "rates": {"1": 66, "4": 52, "16": 22} as sorted (streams, tok/s) points, or None."""
+def _rate_table(rates, key="rates", what="a tok/s", example='{"1": 66, "4": 52, "16": 22}'):
+    """ "rates": {"1": 66, "4": 52, "16": 22} (or "ttft": {"1": 0.05, "16": 1.5}) as sorted (streams, value)
+    points, or None."""
     if rates is None:
         return None
     try:
@@ -386,8 +396,8 @@ def _rate_table(rates):
         points = []
     if not points or any(n < 1 or r <= 0 for n, r in points):
         raise SystemExit(
-            "sglang-sim: rates must map a number of streams (1 or more) to a tok/s above 0, "
-            'e.g. {"1": 66, "4": 52, "16": 22}; got ' + json.dumps(rates)
+            f"sglang-sim: {key} must map a number of streams (1 or more) to {what} above 0, "
+            f"e.g. {example}; got " + json.dumps(rates)
         )
     return points
 
@@ -483,6 +493,9 @@ class Generation:
             self.abort_after_steps = len(self.steps) // 2
         self.emitted = 0  # tokens sent so far
         self.verify_done = 0  # decode steps done so far
+        self.rid = uuid.uuid4().hex
+        self.health = False  # /health_generate's own request: not exported (request_metrics_exporter.py:150-152)
+        self.first_token_at = None
 
     @property
     def completion_tokens(self):
@@ -504,10 +517,11 @@ class Generation:
             return
         sim = self.sim
         scale = sim.behaviour["time_scale"]
-        sim.batch.join(self)
+        in_flight = sim.batch.join(self)
         try:
-            sim.sleep(sim.behaviour["ttft_s"] * scale)
+            sim.sleep(sim.first_token_delay(in_flight) * scale)
             now = time.monotonic()
+            self.first_token_at = now
             start = sim.batch.first_token(self, now)
             sim.metrics.first_token(self, now - self.arrived)
             self.emitted, last = 1, now
@@ -532,6 +546,7 @@ class Generation:
         finally:
             sim.batch.leave(self)
         sim.metrics.finished(self, time.monotonic() - self.arrived)
+        sim.export_request(self)
 
     def text(self):
         return "".join(piece for piece, _count in self.chunks())
@@ -618,6 +633,7 @@ class Batch:
             self.in_flight.add(gen)
             self._publish(prefill=True)  # a prefill batch reports its stats (metrics_reporter.py:719-897)
             self.cond.notify_all()
+            return len(self.in_flight)
 
     def first_token(self, gen, now):
         with self.cond:
@@ -705,6 +721,50 @@ class Sim:
         self.decode_log_interval = max(1, int(args.decode_log_interval or 40))
         self.batch = Batch(self)
         self.metrics = Metrics(self)
+
+    def first_token_delay(self, in_flight):
+        """Seconds from admission to the first token with ``in_flight`` generations admitted (this one
+        included): the "ttft" table's value there, linear between its points as "rates" is, else ttft_s
+        (README "Batching"). A speculative server's draft and tree add work per step, and prefill shares
+        those steps with the batch's decode, so a unit's first token can grow with the batch."""
+        b = self.behaviour
+        return rate_at(b["ttft"], in_flight) if b.get("ttft") else b["ttft_s"]
+
+    def export_request(self, gen):
+        """--export-metrics-to-file: one JSON line per finished request, as 0.5.23's FileRequestMetricsExporter
+        writes it (observability/request_metrics_exporter.py:70-160) into DIR/sglang-request-metrics-
+        %Y%m%d_%H.log: request_parameters, then the request's meta_info (tokenizer_manager.py:2027-2038), with
+        the time stats of --enable-metrics (req_time_stats.py:507-533). The release refuses the flag without
+        --export-metrics-to-file-dir (validation_hook.py:340-343); so does this, by writing nothing."""
+        args = self.args
+        if gen.health or not args.export_metrics_to_file or not args.export_metrics_to_file_dir:
+            return
+        done = time.monotonic()
+        meta = {
+            "id": gen.rid,
+            "finish_reason": {"type": "length", "length": len(gen.pieces)}
+            if gen.finish == "length"
+            else {"type": gen.finish},
+            "prompt_tokens": gen.prompt_tokens,
+            "completion_tokens": gen.completion_tokens,
+            "cached_tokens": 0,
+            "e2e_latency": done - gen.arrived,
+        }
+        meta.update(gen.spec_meta())
+        if args.enable_metrics:
+            wall = time.time() - done  # monotonic -> wall clock (convert_time_to_realtime)
+            meta["request_received_ts"] = gen.arrived + wall
+            if gen.first_token_at is not None:
+                meta["first_token_latency"] = gen.first_token_at - gen.arrived
+                if gen.completion_tokens > 1 and done > gen.first_token_at:
+                    meta["decode_throughput"] = (gen.completion_tokens - 1) / (done - gen.first_token_at)
+            meta["request_finished_ts"] = done + wall
+        record = dict({"request_parameters": json.dumps({"rid": gen.rid, "stream": gen.stream})}, **meta)
+        name = time.strftime("sglang-request-metrics-%Y%m%d_%H.log")
+        with EXPORT_LOCK:
+            os.makedirs(args.export_metrics_to_file_dir, exist_ok=True)
+            with open(os.path.join(args.export_metrics_to_file_dir, name), "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
 
     @property
     def degrade_at(self):
@@ -1125,7 +1185,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._hang()
         if mode == "conn_reset":
             return self._send(503)
-        Generation(self.sim, "health", 1, 0).text()  # one token, at the mode's pace
+        probe = Generation(self.sim, "health", 1, 0)
+        probe.health = True
+        probe.text()  # one token, at the mode's pace
         self._send(200)
 
     def models(self):
@@ -1231,7 +1293,7 @@ class Handler(BaseHTTPRequestHandler):
         gen = Generation(
             self.sim, prompt, int(max_tokens), float(req.get("temperature", 1.0) or 0), chat=chat, stream=stream
         )
-        rid = uuid.uuid4().hex
+        rid = gen.rid
         created = int(time.time())
         obj = "chat.completion" if chat else "text_completion"
 

@@ -3,6 +3,7 @@
 """The SGLang simulator keeps its contract (docs/architecture.md, tests/sglang_sim/README.md):
 SGLang's flags and checks, SGLang's JSON shapes, and each failure of the field report."""
 
+import argparse
 import ast
 import json
 import os
@@ -495,6 +496,23 @@ def test_rate_table_interpolates_and_holds():
     assert sim.rate_at(points, 64) == 22  # held past the last point
     with pytest.raises(SystemExit, match="rates must map"):
         sim._rate_table({"0": 10})
+
+
+def test_a_ttft_table_is_read_as_rates_are_and_a_bad_one_is_refused_with_an_example(monkeypatch):
+    sim = _sim_module()
+    monkeypatch.setenv("SGLANG_SIM_TTFT", '{"1": 0.05, "16": 1.5}')
+    args = argparse.Namespace(speculative_algorithm=None)
+    b = sim.load_behaviour(args, None, {})
+    assert b["ttft"] == [(1, 0.05), (16, 1.5)] and b["ttft_s"] == 0.05
+    s = sim.Sim.__new__(sim.Sim)
+    s.behaviour = b
+    assert s.first_token_delay(1) == 0.05 and s.first_token_delay(16) == 1.5 and s.first_token_delay(64) == 1.5
+    assert s.first_token_delay(4) == pytest.approx(0.05 + (1.5 - 0.05) * 3 / 15)
+    monkeypatch.setenv("SGLANG_SIM_TTFT", '{"1": -1}')
+    with pytest.raises(SystemExit) as err:
+        sim.load_behaviour(args, None, {})
+    assert "ttft must map a number of streams (1 or more) to a first-token delay in seconds above 0" in str(err.value)
+    assert 'e.g. {"1": 0.05, "16": 1.5}' in str(err.value)
 
 
 def _stream(base, max_tokens, out, key=None):

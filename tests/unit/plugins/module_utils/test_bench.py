@@ -129,6 +129,10 @@ def test_itl_and_decode_rate_come_from_chunk_times():
         ({"greedy_tokens": -1}, "greedy_tokens must be 0 (no greedy answers) or a whole number of tokens; got -1"),
         ({"greedy_tokens": True}, "greedy_tokens must be 0 (no greedy answers) or a whole number of tokens; got True"),
         ({"concurrency": [], "greedy_tokens": 0}, "an empty list is for greedy answers alone: set greedy_tokens"),
+        ({"top_p": 0}, "top_p must be above 0 and at most 1; got 0"),
+        ({"temperature": "hot"}, "temperature must be a number; got 'hot'"),
+        ({"prompts": [{"prompt": "a", "temperature": -1}]}, "prompts[0].temperature must be 0 or more; got -1"),
+        ({"prompts": [{"prompt": "a", "top_p": 1.5}]}, "prompts[0].top_p must be above 0 and at most 1; got 1.5"),
     ],
 )
 def test_bad_options_are_named(options, words):
@@ -236,6 +240,22 @@ def test_a_server_without_usage_is_counted_by_chunks_as_a_lower_bound(scripted_s
     assert "lower bound" in level["token_count_source"]
     sent = json.loads(seen[-1]["body"])
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True} and sent["model"] == "m"
+
+
+def test_a_prompts_own_sampling_wins_over_the_calls(scripted_server, h):
+    events = [_c("Hi"), _c(" there", "length"), "[DONE]"]
+    url, seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events)),
+        }
+    )
+    prompts = [{"prompt": "trace line", "temperature": 0.7, "top_p": 0.9}, {"prompt": "built-in"}]
+    r = Bench(url, concurrency=1, duration=0.3, warmup=0.0, prompts=prompts, temperature=0.2, top_p=0.95).run()
+    assert not r["failed"], r["msg"]
+    sent = {b["prompt"]: (b["temperature"], b["top_p"]) for b in (json.loads(x["body"]) for x in seen[1:])}
+    assert sent == {"trace line": (0.7, 0.9), "built-in": (0.2, 0.95)}
+    assert (r["temperature"], r["top_p"]) == (0.2, 0.95)
 
 
 def test_a_stream_whose_one_request_outlasts_the_window_fails_the_level(scripted_server, h):

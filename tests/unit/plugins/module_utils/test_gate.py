@@ -3,11 +3,14 @@
 """The gain gate at every concurrency level and the equivalence check (module_utils/_gate.py), over one side's
 llm_bench call (its sweep and its greedy answers) as the role registers it."""
 
+import random
+
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ddtree.sglang.plugins.filter.deploy_baseline import deploy_baseline
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_compare import sglang_gate_compare
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_summary import sglang_gate_summary
+from ansible_collections.ddtree.sglang.plugins.module_utils._bench import Bench
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare, required_gain, summarise
 
 SHORT = {"id": "short", "api": "completions", "prompt": "The capital of France is", "max_tokens": 8}
@@ -28,34 +31,64 @@ def greedy(prompt, text, failed=False, msg="ok"):
     }
 
 
-def sweep(rates, failed=False, msg="ok", answers=(), levels=None):
+TOKENS = 64
+
+
+def samples(level, rate, ttft, duration=6.0, jitter=0.0, seed=0):
+    """llm_bench's per-request samples of a closed loop at ``level`` streams delivering ``rate`` tok/s in all,
+    each request's first token after ``ttft`` s: back-to-back requests of TOKENS tokens per stream, each time
+    multiplied by 1 + a uniform draw within +-``jitter``."""
+    rng = random.Random(seed)
+    per_request = TOKENS / (rate / level)
+    out = []
+    for stream in range(level):
+        t = 0.0
+        while t < duration:
+            scale = 1 + rng.uniform(-jitter, jitter)
+            d, first = per_request * scale, ttft * scale
+            itl = (d - first) / (TOKENS - 1)
+            out.append(
+                {"stream": stream, "start_s": t, "end_s": t + d, "tokens": TOKENS, "ttft_s": first, "itl_s": itl}
+            )
+            t += d
+    return out
+
+
+def sweep(rates, failed=False, msg="ok", answers=(), levels=None, ttft=None, jitter=0.0, seed=0):
     """An llm_bench result as the role registers it (failed_when false: `failed` is always false, and
-    `reasons` says why the call failed): {level: [the repeats' rates]}, and the greedy answers."""
+    `reasons` says why the call failed): {level: [the repeats' rates]}, and the greedy answers. Each level's
+    samples deliver the mean of its rates, their first token after ``ttft[level]`` s (0.05 s per stream)."""
     reasons = [msg] if failed else []
     reasons += [f"{a['id']} (greedy): {a['msg']}" for a in answers if a["verdict"] == "fail"]
+    out = []
+    for level, parts in rates.items():
+        first = (ttft or {}).get(level, 0.05 * level)
+        mine = samples(level, sum(parts) / len(parts), first, jitter=jitter, seed=seed + level)
+        out.append(
+            {
+                "concurrency": level,
+                "output_tokens_per_second": sum(parts) / len(parts),
+                "rates": parts,
+                "ttft_s": {"p50": first, "p90": max(s["ttft_s"] for s in mine)},
+                "request_itl_s": {"p90": max(s["itl_s"] for s in mine)},
+                "errors": {"count": 0, "messages": []},
+                "token_count_source": "usage",
+                "samples": mine,
+            }
+        )
     return {
         "failed": False,
         "reasons": reasons,
         "msg": "; ".join(reasons) or msg,
         "concurrency": list(rates) if levels is None else levels,
         "greedy": list(answers),
-        "levels": [
-            {
-                "concurrency": level,
-                "output_tokens_per_second": sum(parts) / len(parts),
-                "rates": parts,
-                "ttft_s": {"p50": 0.05 * level},
-                "errors": {"count": 0, "messages": []},
-                "token_count_source": "usage",
-            }
-            for level, parts in rates.items()
-        ],
+        "levels": out,
     }
 
 
-def side(rates, texts=None):
+def side(rates, texts=None, **kw):
     texts = texts or TEXTS
-    return summarise(sweep(rates, answers=[greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])]))
+    return summarise(sweep(rates, answers=[greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])], **kw))
 
 
 def test_each_level_is_the_median_of_its_measurements_with_their_spread():
@@ -85,14 +118,18 @@ def test_a_gain_at_one_stream_that_turns_into_a_loss_at_sixteen_fails_at_sixteen
     ddtree = side({1: [50.2, 50.2, 50.2], 16: [345.0, 345.0, 345.0]})
     v = compare(ddtree, nextn, min_gain=0.1, equivalence_tokens=32, names=("NEXTN", "DDTREE"))
     assert v["gate"] == "fail"
+    # the same figures as ever (no first token grew), so goodput moves as tok/s does, with its interval
     assert v["gate_msg"].startswith(
-        "gain gate not met: gain -31.0 % at concurrency 16 (NEXTN 500 tok/s, DDTREE 345 tok/s), needs +10.0 %"
+        "gain gate not met: goodput -31.0 % at concurrency 16 (worse, interval -32.4 % to -29.6 %), needs +10.0 %: "
+        "100 % of requests met TTFT <= 1.6 s and ITL <= 39.62 ms (derived from the baseline: ddtree_deploy_slo "
+        "unset) (NEXTN 100 %); tok/s -31.0 % (NEXTN 500 tok/s, DDTREE 345 tok/s)"
     )
-    assert "+32.1 % at concurrency 1" in v["gate_msg"]
+    assert "+32.1 % at concurrency 1 (better)" in v["gate_msg"]
     assert [g["ok"] for g in v["gains"]] == [True, False] and v["gain"] == pytest.approx(0.3211, abs=1e-4)
+    assert [g["verdict"] for g in v["gains"]] == ["better", "worse"]
     # gated at one stream only, the same host passes
     only_one = compare(side({1: [50.2] * 3}), side({1: [38.0] * 3}), min_gain=0.1, names=("NEXTN", "DDTREE"))
-    assert only_one["gate"] == "pass" and "gain +32.1 % at concurrency 1" in only_one["gate_msg"]
+    assert only_one["gate"] == "pass" and "goodput +32.1 % at concurrency 1 (better" in only_one["gate_msg"]
 
 
 def test_min_gain_per_level():
@@ -119,11 +156,101 @@ def test_the_gate_fails_closed_without_a_baseline_or_a_level():
     assert v["gate"] == "unmeasured" and "concurrency 16" in v["gate_msg"]
 
 
-def test_the_gate_says_when_the_spread_is_larger_than_the_gain():
+def test_a_gain_within_the_noise_is_inconclusive_and_the_operator_says_what_that_means():
+    # +12 % against a required +10 %, with each side's parts 20 % apart: neither proven nor disproven
     base = side({1: [40.0, 44.0, 36.0]})
-    v = compare(side({1: [44.8, 49.3, 40.3]}), base, min_gain=0.1)
-    assert v["gate"] == "pass" and v["within_noise"]
-    assert "the spread at concurrency 1 (" in v["gate_msg"] and "is larger than the gain" in v["gate_msg"]
+    new = side({1: [44.8, 49.3, 40.3]})
+    v = compare(new, base, min_gain=0.1)
+    g = v["gains"][0]
+    assert g["verdict"] == "inconclusive" and v["within_noise"]
+    low, high = g["interval"]
+    assert low < 0.1 < high and low < g["gain"] < high
+    # unset: a required gain must be shown, so inconclusive fails; pass and extend as asked
+    assert v["gate"] == "fail" and v["gate_msg"].startswith(
+        "gain gate not met: goodput +12.0 % at concurrency 1 (inconclusive"
+    )
+    assert compare(new, base, min_gain=0.1, inconclusive="pass")["gate"] == "pass"
+    ext = compare(new, base, min_gain=0.1, inconclusive="extend")
+    assert ext["gate"] == "extend" and ext["extend"] == [1] and ext["gains"][0]["ok"] is None
+    assert "measuring concurrency 1 once more, longer (ddtree_deploy_gate_inconclusive: extend)" in ext["gate_msg"]
+    # measured again, longer, with a steady +20 %: decided; still inconclusive: fails (the burden of proof)
+    steady = compare(new, base, min_gain=0.1, inconclusive="extend", extended=side({1: [48.0] * 3}))
+    assert steady["gate"] == "pass" and steady["gains"][0]["extended"] and steady["gains"][0]["verdict"] == "better"
+    again = compare(new, base, min_gain=0.1, inconclusive="extend", extended=new)
+    assert again["gate"] == "fail" and again["gains"][0]["verdict"] == "inconclusive"
+    # a level that requires no gain passes unless shown worse
+    assert compare(side({1: [39.0, 43.0, 35.0]}), base, min_gain=0.0)["gate"] == "pass"
+
+
+# --- issue 33: the SLO decides ----------------------------------------------------------------------------
+
+# A host's DDTree unit has more throughput than NEXTN at 16 streams (120 against 32 tok/s per stream), but its
+# first token takes 1.5 s there (NEXTN 0.3 s). At one stream both answer their first token in 0.05 s.
+NEXTN_TTFT = {1: 0.05, 16: 0.3}
+DDTREE_TTFT = {1: 0.05, 16: 1.5}
+
+
+def _slo_case(**kw):
+    nextn = side({1: [40.0] * 3, 16: [32.0 * 16] * 3}, ttft=NEXTN_TTFT)
+    ddtree = side({1: [52.0] * 3, 16: [120.0 * 16] * 3}, ttft=DDTREE_TTFT)
+    return compare(ddtree, nextn, names=("NEXTN", "DDTREE"), **kw)
+
+
+def test_a_faster_unit_whose_first_token_misses_the_slo_fails_naming_the_level_the_slo_and_both_attainments():
+    v = _slo_case(slo={"ttft_s": 1.0}, judge_default=True)
+    assert v["gate"] == "fail"
+    assert v["gate_msg"].startswith(
+        "gain gate not met: goodput -100.0 % at concurrency 16 (worse, interval -100.0 % to -100.0 %), needs +0.0 %: "
+        "0 % of requests met TTFT <= 1 s (NEXTN 100 %); tok/s +275.0 % (NEXTN 512 tok/s, DDTREE 1920 tok/s)"
+    )
+    sixteen = v["gains"][1]
+    assert (sixteen["attainment_before"], sixteen["attainment_new"], sixteen["slo_source"]) == (1.0, 0.0, "given")
+    # tok/s stays in the report, the second figure
+    assert sixteen["tokens_per_second_gain"] == pytest.approx(2.75)
+
+
+def test_without_an_slo_one_is_derived_from_the_baseline_and_the_longer_wait_fails_too():
+    v = _slo_case(judge_default=True)
+    assert v["gate"] == "fail"
+    sixteen = v["gains"][1]
+    assert sixteen["slo_source"] == "derived" and sixteen["slo"]["ttft_s"] == pytest.approx(0.6)  # 2 x NEXTN's p90
+    assert sixteen["attainment_new"] == 0.0 and sixteen["verdict"] == "worse"
+    assert "0 % of requests met TTFT <= 0.6 s and ITL <= " in v["gate_msg"]
+    assert "(derived from the baseline: ddtree_deploy_slo unset) (NEXTN 100 %)" in v["gate_msg"]
+    # one stream: the first token 0.05 s, NEXTN's p90 0.05 s: the bound is 0.3 s (0.25 s over it), and met
+    assert v["gains"][0]["slo"]["ttft_s"] == pytest.approx(0.3) and v["gains"][0]["verdict"] == "better"
+
+
+def test_an_slo_the_longer_wait_meets_deploys_the_faster_unit():
+    v = _slo_case(slo={"ttft_s": 5.0}, judge_default=True)
+    assert v["gate"] == "pass" and [g["verdict"] for g in v["gains"]] == ["better", "better"]
+    assert v["gains"][1]["gain"] == pytest.approx(2.75, abs=1e-3)
+    # and min_gain applies to goodput
+    assert _slo_case(slo={"ttft_s": 5.0}, min_gain=3.0)["gate"] == "fail"
+
+
+def test_two_identical_units_are_never_judged_worse():
+    # Ten gate runs of two units with the same rates: each request's time jitters by up to 5 %, and each side's
+    # whole figure is off by up to 1 % (a machine's load while one side was measured).
+    for run in range(10):
+        rng = random.Random(run)
+        before = side({1: [40.0] * 3, 16: [500.0] * 3}, jitter=0.05, seed=100 * run)
+        off = 1 + rng.uniform(-0.01, 0.01)
+        new = side({1: [40.0 * off] * 3, 16: [500.0 * off] * 3}, jitter=0.05, seed=100 * run + 50)
+        v = compare(new, before, judge_default=True)
+        assert all(g["verdict"] in ("inconclusive", "better") for g in v["gains"]), (run, v["gate_msg"])
+        assert v["gate"] == "pass", (run, v["gate_msg"])
+
+
+def test_a_unit_slower_at_every_level_is_worse_under_the_default_judgement():
+    before = side({1: [40.0] * 3, 16: [500.0] * 3}, jitter=0.05)
+    slower = side({1: [34.0] * 3, 16: [425.0] * 3}, jitter=0.05, seed=7)
+    v = compare(slower, before, judge_default=True, names=("NEXTN", "DDTREE"))
+    assert v["gate"] == "fail" and [g["verdict"] for g in v["gains"]] == ["worse", "worse"]
+    assert v["gate_msg"].startswith("gain gate not met: goodput -15.0 % at concurrency 1 (worse")
+    # the gate off (no min_gain, no default judgement): measured, not judged
+    off = compare(slower, before)
+    assert off["gate"] == "off" and off["gains"][0]["verdict"] == "measured" and off["gains"][0]["ok"] is None
 
 
 def test_different_greedy_answers_fail_with_both_texts():
@@ -217,3 +344,21 @@ def test_a_side_not_measured_says_why_and_stops_only_when_a_check_needs_it(unit,
     assert (side["stop"] is not None) is stops
     if stops:
         assert "The output-equivalence check (ddtree_deploy_equivalence_tokens 32)" in side["stop"]
+
+
+@pytest.mark.wallclock
+def test_two_identical_simulated_units_measured_ten_times_are_never_judged_worse(sglang_sim):
+    """Issue 33's noise criterion on real HTTP: two simulator processes with the same rates, each side measured
+    by llm_bench as the deploy measures it (its parts, its samples), judged "not worse" ten times."""
+    env = {"SGLANG_SIM_TOK_S": "100", "SGLANG_SIM_TTFT_S": "0.05", "SGLANG_SIM_ACCEPT_LENGTH": "1"}
+    one, two = sglang_sim("healthy", None, env=env), sglang_sim("healthy", None, env=env)
+    options = {"concurrency": [4], "duration": 1.0, "warmup": 0.2, "max_tokens": 16, "repeats": 3}
+    verdicts = []
+    for run in range(10):
+        before = summarise(Bench(one.base_url, **options).run())
+        new = summarise(Bench(two.base_url, **options).run())
+        assert before["measured"] and new["measured"], (before["failures"], new["failures"])
+        v = compare(new, before, judge_default=True)
+        verdicts.append((v["gains"][0]["verdict"], v["gains"][0]["interval"]))
+        assert v["gate"] == "pass", (run, v["gate_msg"])
+    assert all(verdict in ("inconclusive", "better") for verdict, _interval in verdicts), verdicts
