@@ -32,7 +32,7 @@ import math
 import threading
 import time
 
-from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import check_slo, stream_rate
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import as_number, check_slo, stream_rate
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     HttpClient,
@@ -673,22 +673,18 @@ def _num(x):
 
 
 def _seconds(name, value):
-    if isinstance(value, bool):
-        raise BenchError(f"{name} is a number of seconds, not yes/no; got {str(value).lower()}")
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise BenchError(f"{name} must be a number of seconds, e.g. 10; got {value!r}") from None
+        return as_number(name, value, "a number of seconds", "10")
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
 
 
 def _sampling(name, value, low, high, low_open=False):
     """A sampling setting as a float within its range (temperature >= 0; 0 < top_p <= 1), or a BenchError."""
-    if isinstance(value, bool):
-        raise BenchError(f"{name} is a number, not yes/no; got {str(value).lower()}")
     try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise BenchError(f"{name} must be a number; got {value!r}") from None
+        value = as_number(name, value)
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
     if value < low or (low_open and value == low) or (high is not None and value > high):
         bound = f"above {low:g} and at most {high:g}" if high is not None else f"{low:g} or more"
         raise BenchError(f"{name} must be {bound}; got {value:g}")

@@ -42,6 +42,17 @@ SIDE_ERROR = 0.01
 SLO_KEYS = ("ttft_s", "itl_s")
 
 
+def as_number(name, value, what="a number", example=None):
+    """``value`` as a float, or a ValueError naming ``name``: yes/no is no number (YAML's true would read as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} is {what}, not yes/no; got {str(value).lower()}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        eg = f", e.g. {example}" if example else ""
+        raise ValueError(f"{name} must be {what}{eg}; got {value!r}") from None
+
+
 def check_slo(slo, where="slo"):
     """The SLO as {ttft_s, itl_s} of positive floats (absent keys dropped), or a ValueError naming the fix."""
     if slo is None:
@@ -59,12 +70,7 @@ def check_slo(slo, where="slo"):
         value = slo.get(key)
         if value is None:
             continue
-        if isinstance(value, bool):
-            raise ValueError(f"{where}.{key} is a number of seconds, not yes/no; got {str(value).lower()}")
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{where}.{key} must be a number of seconds, e.g. 1.0; got {value!r}") from None
+        value = as_number(f"{where}.{key}", value, "a number of seconds", "1.0")
         if value <= 0:
             raise ValueError(f"{where}.{key} must be a positive number of seconds; got {value:g}")
         out[key] = value
