@@ -111,7 +111,7 @@ def sglang_gate_compare(
             f"sglang_gate_compare: inconclusive must be fail, pass or extend (or null), got {inconclusive!r}."
         )
     try:
-        slo = check_slo(slo, "ddtree_deploy_slo") or None
+        slo = check_slo(slo) or None
     except ValueError as exc:
         raise AnsibleFilterError(f"sglang_gate_compare: {exc}") from None
     return compare(

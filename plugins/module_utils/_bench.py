@@ -28,6 +28,7 @@ not shared between threads) and the stream through ``_sse``, the same code as ll
 
 from __future__ import absolute_import, division, print_function
 
+import json
 import math
 import threading
 import time
@@ -85,6 +86,7 @@ DEFAULTS = {
     "headers": None,
     "repeats": 1,
     "greedy_tokens": 0,
+    "greedy_prompts": None,
 }
 # The default deadline's margin beyond every level's warmup, window and last request: model
 # discovery and thread start-up take well under a second; 5 s is room for a loaded controller.
@@ -311,11 +313,14 @@ class Bench:
             o["top_p"] = _sampling("top_p", o["top_p"], 0.0, 1.0, low_open=True)
         prompts = o["prompts"] if o["prompts"] is not None else DEFAULT_PROMPTS
         self.prompts = _prompts(prompts, o["api"])
-        # The greedy answers are named by the prompt's id (the gate compares them prompt by prompt), else its index.
-        self.prompt_ids = [item.get("id", i) for i, item in enumerate(prompts)]
+        # The greedy answers: greedy_prompts (a trace loads the levels, a fixed set is compared), else the prompts.
+        greedy = o["greedy_prompts"] if o["greedy_prompts"] is not None else prompts
+        self.greedy_prompts = _prompts(greedy, o["api"], "greedy_prompts") if o["greedy_tokens"] else []
+        # They are named by the prompt's id (the gate compares them prompt by prompt), else its index.
+        self.prompt_ids = [item.get("id", i) for i, item in enumerate(greedy)]
         derived = len(self.levels) * (o["warmup"] + o["duration"] + o["timeout"]) + DEADLINE_MARGIN
         if o["greedy_tokens"]:
-            derived += len(self.prompts) * o["timeout"]
+            derived += len(self.greedy_prompts) * o["timeout"]
         if o["deadline"] is None:
             o["deadline"] = derived
         o["deadline"] = _seconds("deadline", o["deadline"])
@@ -460,7 +465,7 @@ class Bench:
         counts is the text, which the ddtree_deploy gate compares with the other side's."""
         o = self.o
         answers = []
-        for i, item in enumerate(self.prompts):
+        for i, item in enumerate(self.greedy_prompts):
             pid = self.prompt_ids[i]
             api = item.get("api", o["api"])
             left = self._left()
@@ -655,6 +660,33 @@ class Bench:
             rec.error = message
 
 
+def trace_prompts(text, where="the prompts file"):
+    """A JSONL trace (one request a line: ``prompt`` or ``messages``, ``max_tokens``, optionally ``temperature`` and
+    ``top_p``) as llm_bench prompts, each named ``line N`` and sent to the API its form needs (messages: chat).
+    Blank lines are skipped; a bad line raises BenchError naming ``where``, its number and the fix."""
+    out = []
+    for number, line in enumerate((text or "").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise BenchError(f"{where} line {number} is not JSON ({exc}): each line is one request object") from None
+        if not isinstance(item, dict):
+            raise BenchError(f"{where} line {number} must be a JSON object with prompt or messages, got {line[:80]!r}")
+        if "max_tokens" not in item:
+            raise BenchError(f"{where} line {number} has no max_tokens: each request says how many tokens it asks for")
+        entry = dict(item, id=f"line {number}", api="chat" if "messages" in item else "completions")
+        try:
+            _prompts([entry], entry["api"])
+        except BenchError as exc:
+            raise BenchError(f"{where} line {number}: {str(exc).replace('prompts[0]', 'the request')}") from None
+        out.append(entry)
+    if not out:
+        raise BenchError(f"{where} holds no request: one JSON object a line, with prompt or messages and max_tokens")
+    return out
+
+
 def _first_model(client, timeout):
     data = client.get_json("/v1/models", timeout=timeout)
     models = data.get("data") if isinstance(data, dict) else None
@@ -715,12 +747,12 @@ def _levels(value, greedy_only=False):
     return levels
 
 
-def _prompts(items, api):
+def _prompts(items, api, name="prompts"):
     if not isinstance(items, list) or not items:
-        raise BenchError("prompts must be a non-empty list of {prompt: ...} or {messages: [...]} entries")
+        raise BenchError(f"{name} must be a non-empty list of {{prompt: ...}} or {{messages: [...]}} entries")
     out = []
     for i, item in enumerate(items):
-        where = f"prompts[{i}]"
+        where = f"{name}[{i}]"
         if not isinstance(item, dict):
             raise BenchError(f"{where} must be a mapping with prompt or messages; got {item!r}")
         # id and why label a prompt (ddtree_deploy's gate prompt set): not sent.

@@ -28,7 +28,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figu
 
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
 TEXT_CAP = 600
-# The SLO derived from the baseline when the operator gives none (docs/deploy.md, "The gate"): each bound
+# The SLO derived from the baseline when the operator gives none (docs/probe.md, "the deploy's gain gate"): each bound
 # twice the baseline's p90 at that level, so the baseline meets it (its p90 is itself a tail, and twice it
 # covers a slow tenth) and a candidate that doubles the wait does not; the first token at least 0.25 s over
 # the baseline's p90, as a first token 50 ms late at one stream is no wait a user notices.
@@ -369,7 +369,7 @@ def _slo_text(g):
         parts.append(f"ITL <= {_sec(slo['itl_s'])}")
     text = " and ".join(parts) or "no bound"
     if g.get("slo_source") == "derived":
-        text += " (derived from the baseline: ddtree_deploy_slo unset)"
+        text += " (derived from the baseline's p90)"
     return text
 
 

@@ -132,6 +132,14 @@ options:
         fails the module, as a level without a completed request does.
     type: int
     default: 0
+  greedy_prompts:
+    description:
+      - The prompts whose greedy answers O(greedy_tokens) asks for, in the form of O(prompts); default is
+        O(prompts). A trace of production requests can load the levels while a small fixed set is compared
+        (C(ddtree.sglang.ddtree_deploy)'s output-equivalence check). Their own sampling settings are not sent;
+        the answers are greedy.
+    type: list
+    elements: dict
   timeout:
     description:
       - Seconds one request may take, on the wall clock. It also bounds how long a level's last counted request
@@ -329,7 +337,8 @@ levels:
       type: bool
       returned: when the level was not run
 greedy:
-  description: With O(greedy_tokens), one entry per prompt, in the order of O(prompts); else empty.
+  description: With O(greedy_tokens), one entry per prompt, in the order of O(greedy_prompts) (else O(prompts));
+    else empty.
   returned: always
   type: list
   elements: dict
@@ -494,6 +503,7 @@ ARGUMENT_SPEC = dict(
     prompts=dict(type="list", elements="dict"),
     repeats=dict(type="int", default=DEFAULTS["repeats"]),
     greedy_tokens=dict(type="int", default=DEFAULTS["greedy_tokens"], no_log=False),
+    greedy_prompts=dict(type="list", elements="dict"),
     max_tokens=dict(type="int", default=DEFAULTS["max_tokens"], no_log=False),
     temperature=dict(type="float", default=DEFAULTS["temperature"]),
     top_p=dict(type="float"),

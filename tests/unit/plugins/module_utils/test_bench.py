@@ -152,6 +152,21 @@ def test_concurrency_takes_an_int_or_a_list_and_the_deadline_is_derived():
     assert b.o["deadline"] == (2 + 8 + 20) + 2 * 20 + 5 and b.prompt_ids == ["a", 1]
     b = Bench("http://127.0.0.1:1", concurrency=[], timeout=20, greedy_tokens=8, prompts=prompts)
     assert b.levels == [] and b.o["deadline"] == 2 * 20 + 5
+    # a trace loads the levels, a fixed set is answered greedy: the deadline counts the set's requests
+    trace = [{"prompt": f"line {i}", "max_tokens": 64} for i in range(100)]
+    b = Bench(
+        "http://127.0.0.1:1",
+        concurrency=[1],
+        duration=8,
+        warmup=2,
+        timeout=20,
+        greedy_tokens=8,
+        prompts=trace,
+        greedy_prompts=prompts,
+    )
+    assert b.o["deadline"] == (2 + 8 + 20) + 2 * 20 + 5 and b.prompt_ids == ["a", 1] and len(b.prompts) == 100
+    with pytest.raises(BenchError, match=r"greedy_prompts\[0\] needs exactly one of prompt"):
+        Bench("http://127.0.0.1:1", greedy_tokens=8, greedy_prompts=[{"id": "x"}])
 
 
 # --- against real servers on loopback -----------------------------------------------------------
@@ -353,3 +368,41 @@ def test_greedy_answers_the_deadline_leaves_no_time_for_are_named(sglang_sim):
     assert r["failed"] and r["deadline_reached"]
     assert r["greedy"][0]["verdict"] == "fail" and r["greedy"][1]["verdict"] == "skipped"
     assert r["reasons"][0] == "deadline 0.5 s passed: in-flight requests were cut; greedy answers not asked: chat"
+
+
+# --- a trace of production requests (ddtree_deploy_gate_prompts_file) -------------------------------------
+
+
+def test_a_jsonl_trace_becomes_prompts_named_by_line_with_their_own_sampling():
+    text = (
+        '{"prompt": "def fib(n):", "max_tokens": 64, "temperature": 0.2}\n'
+        "\n"
+        '{"messages": [{"role": "user", "content": "Plan a trip"}], "max_tokens": 128, "top_p": 0.9}\n'
+    )
+    assert _bench.trace_prompts(text) == [
+        {"id": "line 1", "api": "completions", "prompt": "def fib(n):", "max_tokens": 64, "temperature": 0.2},
+        {
+            "id": "line 3",
+            "api": "chat",
+            "messages": [{"role": "user", "content": "Plan a trip"}],
+            "max_tokens": 128,
+            "top_p": 0.9,
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"prompt": "x"}', "trace.jsonl line 1 has no max_tokens: each request says how many tokens it asks for"),
+        ('{"prompt": "x", "max_tokens": 8}\nnot json', "trace.jsonl line 2 is not JSON ("),
+        ('["x"]', "trace.jsonl line 1 must be a JSON object with prompt or messages"),
+        ('{"prompt": "x", "max_tokens": 8, "top_p": 2}', "trace.jsonl line 1: the request.top_p must be above 0"),
+        ('{"prompt": "x", "max_tokens": 8, "n": 2}', "trace.jsonl line 1: the request has unknown key(s) n"),
+        ("\n\n", "trace.jsonl holds no request"),
+    ],
+)
+def test_a_bad_trace_line_is_named_with_the_fix(text, words):
+    with pytest.raises(BenchError) as err:
+        _bench.trace_prompts(text, "trace.jsonl")
+    assert words in str(err.value)

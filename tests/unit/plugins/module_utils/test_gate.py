@@ -121,8 +121,8 @@ def test_a_gain_at_one_stream_that_turns_into_a_loss_at_sixteen_fails_at_sixteen
     # the same figures as ever (no first token grew), so goodput moves as tok/s does, with its interval
     assert v["gate_msg"].startswith(
         "gain gate not met: goodput -31.0 % at concurrency 16 (worse, interval -32.4 % to -29.6 %), needs +10.0 %: "
-        "100 % of requests met TTFT <= 1.6 s and ITL <= 39.62 ms (derived from the baseline: ddtree_deploy_slo "
-        "unset) (NEXTN 100 %); tok/s -31.0 % (NEXTN 500 tok/s, DDTREE 345 tok/s)"
+        "100 % of requests met TTFT <= 1.6 s and ITL <= 39.62 ms (derived from the baseline's "
+        "p90) (NEXTN 100 %); tok/s -31.0 % (NEXTN 500 tok/s, DDTREE 345 tok/s)"
     )
     assert "+32.1 % at concurrency 1 (better)" in v["gate_msg"]
     assert [g["ok"] for g in v["gains"]] == [True, False] and v["gain"] == pytest.approx(0.3211, abs=1e-4)
@@ -216,7 +216,7 @@ def test_without_an_slo_one_is_derived_from_the_baseline_and_the_longer_wait_fai
     assert sixteen["slo_source"] == "derived" and sixteen["slo"]["ttft_s"] == pytest.approx(0.6)  # 2 x NEXTN's p90
     assert sixteen["attainment_new"] == 0.0 and sixteen["verdict"] == "worse"
     assert "0 % of requests met TTFT <= 0.6 s and ITL <= " in v["gate_msg"]
-    assert "(derived from the baseline: ddtree_deploy_slo unset) (NEXTN 100 %)" in v["gate_msg"]
+    assert "(derived from the baseline's p90) (NEXTN 100 %)" in v["gate_msg"]
     # one stream: the first token 0.05 s, NEXTN's p90 0.05 s: the bound is 0.3 s (0.25 s over it), and met
     assert v["gains"][0]["slo"]["ttft_s"] == pytest.approx(0.3) and v["gains"][0]["verdict"] == "better"
 
