@@ -406,3 +406,14 @@ def test_a_bad_trace_line_is_named_with_the_fix(text, words):
     with pytest.raises(BenchError) as err:
         _bench.trace_prompts(text, "trace.jsonl")
     assert words in str(err.value)
+
+
+def test_the_trace_filter_names_the_file_in_its_errors():
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_prompts import sglang_gate_prompts
+
+    assert sglang_gate_prompts('{"prompt": "x", "max_tokens": 4}\n', "trace.jsonl")[0]["id"] == "line 1"
+    with pytest.raises(AnsibleFilterError, match="sglang_gate_prompts: trace.jsonl line 1 has no max_tokens"):
+        sglang_gate_prompts('{"prompt": "x"}', "trace.jsonl")
+    with pytest.raises(AnsibleFilterError, match="the input must be the file's text, got a list"):
+        sglang_gate_prompts(["x"])
