@@ -158,6 +158,7 @@ class Record:
         "error",
         "cut",
         "rid",
+        "prompt",
     )
 
     def __init__(self, worker, start, counted=True):
@@ -172,6 +173,7 @@ class Record:
         self.error = None
         self.cut = False  # stopped by the deadline: neither completed nor an error
         self.rid = None  # the completion's id, as the server names the request in its logs
+        self.prompt = None  # its index in the prompt set
 
     @property
     def completed(self):
@@ -183,6 +185,7 @@ def sample(rec, window_start):
     the window start, its tokens, first token and mean time per output token after the first."""
     s = {
         "stream": rec.worker,
+        "prompt": rec.prompt,
         "start_s": round(rec.start - window_start, 4),
         "end_s": round(rec.end - window_start, 4),
         "tokens": rec.tokens if rec.completed else 0,
@@ -540,7 +543,8 @@ class Bench:
                     if counted:
                         state["pending"] += 1
                 rec = Record(i, start, counted)
-                self._request(client, self.prompts[k % len(self.prompts)], rec, state)
+                rec.prompt = k % len(self.prompts)
+                self._request(client, self.prompts[rec.prompt], rec, state)
                 k += 1
                 with cond:
                     records.append(rec)

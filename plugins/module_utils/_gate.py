@@ -23,7 +23,7 @@ from __future__ import absolute_import, division, print_function
 
 import statistics
 
-from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import SIDE_ERROR, gain_interval
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import SIDE_ERROR, drift, gain_interval
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
 
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
@@ -34,9 +34,6 @@ TEXT_CAP = 600
 # the baseline's p90, as a first token 50 ms late at one stream is no wait a user notices.
 DERIVED_FACTOR = 2.0
 DERIVED_TTFT_MARGIN_S = 0.25
-# d2(n): the mean range of n draws of a normal variable, in units of its standard deviation (the control
-# chart constant), to read a deviation off the range of a level's repeats.
-RANGE_D2 = {2: 1.128, 3: 1.693, 4: 2.059, 5: 2.326, 6: 2.534, 7: 2.704, 8: 2.847, 9: 2.970, 10: 3.078}
 
 
 def _median_spread(values):
@@ -235,15 +232,10 @@ def derived_slo(level):
 
 
 def _drift(level):
-    """One side's error the request bootstrap cannot see: one standard deviation of its figure as the range
-    of its window's parts implies it (range / (d2(n) * sqrt(n)), d2 the mean range of n normal draws in units
-    of their deviation), at least _goodput.SIDE_ERROR."""
-    rates = [r for r in level.get("rates") or [] if r]
-    if len(rates) < 2:
-        return SIDE_ERROR
-    spread = (max(rates) - min(rates)) / statistics.median(rates)
-    d2 = RANGE_D2.get(len(rates), RANGE_D2[max(RANGE_D2)])
-    return max(SIDE_ERROR, spread / (d2 * len(rates) ** 0.5))
+    """One side's error the request bootstrap cannot see: how its server's pace moved across the window's parts
+    (_goodput.drift, as many parts as its repeats), at least _goodput.SIDE_ERROR."""
+    parts = len(level.get("rates") or []) or 1
+    return max(SIDE_ERROR, drift(level.get("samples") or [], parts))
 
 
 def _level(b, c, need, slo, policy, extended):

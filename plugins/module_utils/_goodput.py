@@ -5,7 +5,7 @@
 
 One sample per counted request of a closed-loop level (llm_bench's ``levels[].samples``):
 
-    {"stream": 3, "start_s": 0.412, "end_s": 0.951, "tokens": 32, "ttft_s": 0.051, "itl_s": 0.0101}
+    {"stream": 3, "prompt": 1, "start_s": 0.412, "end_s": 0.951, "tokens": 32, "ttft_s": 0.051, "itl_s": 0.0101}
 
 ``start_s``/``end_s`` are seconds from the window start; ``ttft_s`` the time to the first content chunk;
 ``itl_s`` the request's mean time per output token after the first, (last chunk - first chunk) / (tokens - 1),
@@ -19,16 +19,18 @@ each other, so its rate is its tokens (or requests) over the time from the start
 its last; ``goodput_*`` count only the requests that meet the SLO, over the same time.
 
 The interval of a gain (``gain_interval``): a percentile bootstrap over the per-request samples of both
-sides, resampled within each stream (a stratified bootstrap: each stream keeps its number of requests and
-its share of busy time), ``RESAMPLES`` times with a fixed seed, so the same samples give the same verdict.
-It sees the request-to-request spread; it cannot see what moves a whole side (the machine's load while one
-side was measured, a server's warm state), so the interval is then widened by each side's drift: the
-spread of its window's parts (``repeats``), at least ``SIDE_ERROR``.
+sides, resampled within each stream and prompt (a stratified bootstrap: each stream keeps its number of
+requests of each prompt and its share of busy time), ``RESAMPLES`` times with a fixed seed, so the same
+samples give the same verdict.
+It sees the request-to-request spread, not what moves a whole side (the machine's load while one side was
+measured, a server's warm state), so the interval is then widened by each side's ``drift`` (how the
+server's pace moved across the window's parts), at least ``SIDE_ERROR``.
 """
 
 from __future__ import absolute_import, division, print_function
 
 import random
+import statistics
 
 # The bootstrap: 1000 resamples put the 2.5/97.5 % percentiles within about 1 % of the interval's width of
 # where 10,000 would (the tests check coverage against known distributions); the seed makes a verdict
@@ -138,7 +140,9 @@ def goodput(samples, slo):
 
 
 class _Resampler:
-    """Stratified bootstrap of one side's goodput: within each stream, its requests drawn with replacement.
+    """Stratified bootstrap of one side's goodput: within each stream, each prompt's requests drawn again with
+    replacement (a closed-loop stream walks the prompt set in turn, so how many requests of each prompt it sent is
+    by design, not chance: only the requests of one prompt stand in for each other).
 
     A stream's resampled rate is its resampled good tokens over its resampled busy time, times the stream's
     span per busy second (the gaps between its requests), so the original sample gives the point estimate."""
@@ -150,21 +154,55 @@ class _Resampler:
             busy = sum(s["end_s"] - s["start_s"] for s in mine)
             if span <= 0 or busy <= 0:
                 continue
-            pairs = [(s["tokens"] if meets(s, slo) else 0, s["end_s"] - s["start_s"]) for s in mine]
-            self.streams.append((pairs, busy / span))
+            cells = {}
+            for s in mine:
+                pair = (s["tokens"] if meets(s, slo) else 0, s["end_s"] - s["start_s"])
+                cells.setdefault(s.get("prompt"), []).append(pair)
+            self.streams.append((list(cells.values()), busy / span))
 
     def draw(self, rng):
         total = 0.0
-        for pairs, busy_share in self.streams:
-            n = len(pairs)
+        for cells, busy_share in self.streams:
             tokens = busy = 0.0
-            for _i in range(n):
-                t, d = pairs[int(rng.random() * n)]
-                tokens += t
-                busy += d
+            for pairs in cells:
+                n = len(pairs)
+                for _i in range(n):
+                    t, d = pairs[int(rng.random() * n)]
+                    tokens += t
+                    busy += d
             if busy > 0:
                 total += tokens / busy * busy_share
         return total
+
+
+def drift(samples, parts):
+    """One standard deviation of a side's figure from how its server's pace moved during the window: the window
+    (by the requests' starts) cut into ``parts``, each part's slowness the time its requests took over what the
+    same prompts took on average, and the deviation of those over sqrt(parts). Each part is weighed against
+    the same prompts, so the prompt mix of a part (by design in a closed loop) is no drift; a load that
+    rose half-way through is. 0 with fewer than two parts or two requests a part."""
+    done = [s for s in samples if completed(s)]
+    if parts < 2 or len(done) < 2 * parts:
+        return 0.0
+    by_prompt = {}
+    for s in done:
+        by_prompt.setdefault(_key(s), []).append(s["end_s"] - s["start_s"])
+    mean = {k: sum(v) / len(v) for k, v in by_prompt.items()}
+    last = max(s["start_s"] for s in done)
+    width = last / parts if last > 0 else 0
+    took = [[0.0, 0.0] for _p in range(parts)]
+    for s in done:
+        k = min(parts - 1, int(s["start_s"] / width)) if width > 0 else 0
+        took[k][0] += s["end_s"] - s["start_s"]
+        took[k][1] += mean[_key(s)]
+    factors = [t / m for t, m in took if m > 0]
+    if len(factors) < 2:
+        return 0.0
+    return statistics.stdev(factors) / len(factors) ** 0.5
+
+
+def _key(sample):
+    return sample.get("prompt") if sample.get("prompt") is not None else sample.get("tokens")
 
 
 def percentile_of_sorted(data, q):

@@ -300,12 +300,13 @@ levels:
       description:
         - One entry per counted request (cut ones aside), for a caller that judges them again (the gate of
           C(ddtree.sglang.ddtree_deploy) derives an SLO and bootstraps an interval from them).
-        - C(stream), C(start_s) and C(end_s) (seconds from the window start), C(tokens), C(ttft_s), C(itl_s)
+        - C(stream), C(prompt) (its index in O(prompts)), C(start_s) and C(end_s) (seconds from the window start),
+          C(tokens), C(ttft_s), C(itl_s)
           (the mean time per output token after the first; none for a one-token answer), C(error) (true for a
           failed request, which has 0 tokens), C(id) (the completion's id, SGLang's request id in its logs).
       type: list
       elements: dict
-      sample: [{stream: 0, start_s: 0.0, end_s: 0.361, tokens: 32, ttft_s: 0.051, itl_s: 0.0100, id: 9f2c1e}]
+      sample: [{stream: 0, prompt: 0, start_s: 0.0, end_s: 0.361, tokens: 32, ttft_s: 0.051, itl_s: 0.0100, id: 9f2c1e}]
     rates:
       description: With O(repeats) above 1, the aggregate tok/s of each part of the window, in order.
       type: list

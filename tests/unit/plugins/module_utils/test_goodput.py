@@ -187,3 +187,21 @@ def test_the_simulators_first_token_grows_with_the_streams_in_flight_as_its_ttft
     assert 0.45 <= four["ttft_s"]["p50"] < 0.45 + 0.06
     assert one["decode_tokens_per_second"]["p50"] == pytest.approx(four["decode_tokens_per_second"]["p50"], rel=0.1)
     assert one["slo_attainment"] == 1.0 and four["slo_attainment"] == 0.0 and four["goodput_tokens_per_second"] == 0
+
+
+def test_drift_sees_a_pace_that_moved_not_a_prompt_mix():
+    def loop(slow_after=None, factor=1.0):
+        out, t = [], 0.0
+        for k in range(30):
+            tokens = 8 if k % 2 else 32  # two prompts in turn: parts hold different mixes
+            d = 0.08 + (tokens - 1) / 40
+            if slow_after is not None and t >= slow_after:
+                d *= factor
+            out.append({"stream": 0, "prompt": k % 2, "start_s": t, "end_s": t + d, "tokens": tokens, "ttft_s": 0.08})
+            t += d
+        return out
+
+    assert _goodput.drift(loop(), 3) == pytest.approx(0.0, abs=1e-9)
+    # the server a fifth slower for the last third of the window: a deviation of several percent
+    assert _goodput.drift(loop(slow_after=11.0, factor=1.2), 3) > 0.03
+    assert _goodput.drift(loop(), 1) == 0.0
