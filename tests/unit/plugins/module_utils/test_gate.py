@@ -363,3 +363,11 @@ def test_two_identical_simulated_units_measured_ten_times_are_never_judged_worse
         verdicts.append((v["gains"][0]["verdict"], v["gains"][0]["interval"]))
         assert v["gate"] == "pass", (run, v["gate_msg"])
     assert all(verdict in ("inconclusive", "better") for verdict, _interval in verdicts), verdicts
+
+
+def test_without_levels_the_sides_first_token_is_the_greedy_answers():
+    # The gain gate off: no level, and the probe's first-token budget still derives from the old unit's first token.
+    answers = [dict(greedy(SHORT, "Paris"), ttft_s=0.09), dict(greedy(LONG, "Spec"), ttft_s=0.07)]
+    answers.append(dict(greedy(dict(SHORT, id="third"), "x"), ttft_s=0.30))
+    assert summarise(sweep({}, answers=answers))["ttft_s"] == 0.09
+    assert summarise(sweep({}, answers=[greedy(SHORT, "Paris")]))["ttft_s"] is None
