@@ -3,8 +3,8 @@
     python scripts/check_release_flags.py RELEASE [RELEASE_FOR_DDTREE]
 
 RELEASE is a wheel (pip download --no-deps sglang==X), an installed release venv, its
-site-packages or its sglang package directory. Every class x profile x variant unit (6 x 3 x
-{none, small, nograph, balanced} = 72) is merged by the sglang_server_options filter for that
+site-packages or its sglang package directory. Every class x profile x variant unit (6 x 4 x
+{none, adaptive, small, nograph, balanced} = 120) is merged by the sglang_server_options filter for that
 release's version (roles/sglang/vars/option_names.yml picks the option names), rendered by
 sglang_args and parsed by the release's parser (plugins/module_utils/_sglang_flags.py reads it
 from the release's files, without importing SGLang). The ddtree profile's units are checked
@@ -54,8 +54,9 @@ def units():
     return [(c, p, v) for c in sorted(classes) for p in sorted(profiles) for v in [None, *sorted(variants)]]
 
 
-def render(class_id, profile, variant, version, option_names=None):
-    """The argv of one unit, with the option names of the given release version."""
+def render(class_id, profile, variant, version, option_names=None, variant_list=None):
+    """The argv of one unit, with the option names of the given release version (``variant_list``: several
+    variants, in order, instead of ``variant``)."""
     from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import sglang_args
     from ansible_collections.ddtree.sglang.plugins.filter.sglang_server_options import sglang_server_options
 
@@ -66,7 +67,7 @@ def render(class_id, profile, variant, version, option_names=None):
         gpu_classes=classes,
         profiles=profiles,
         variant_table=variants,
-        variants=[variant] if variant else [],
+        variants=list(variant_list) if variant_list is not None else [variant] if variant else [],
         draft_model_path=DRAFT,
         base=BASE,
         option_names=names if option_names is None else option_names,

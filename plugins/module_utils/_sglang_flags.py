@@ -33,6 +33,7 @@ from __future__ import absolute_import, division, print_function
 
 import argparse
 import ast
+import contextlib
 import difflib
 import glob
 import os
@@ -727,8 +728,10 @@ def read_cli_options(package_dir):
     }
 
 
-def read_wheel_options(wheel):
-    """read_cli_options of an SGLang wheel file (not installed): its sources unpacked to a temporary dir."""
+@contextlib.contextmanager
+def unpacked_wheel(wheel):
+    """The ``sglang`` package directory of an SGLang wheel file (not installed), unpacked to a temporary dir
+    for the ``with`` block: its Python sources and metadata, all the static readers need."""
     tmp = tempfile.mkdtemp(prefix="sglang-flags-")
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -741,9 +744,15 @@ def read_wheel_options(wheel):
             if "sglang/srt/server_args.py" not in names:
                 raise SGLangSourceError(f"{wheel} is not an SGLang wheel: it has no sglang/srt/server_args.py")
             archive.extractall(tmp, members=names)
-        return read_cli_options(os.path.join(tmp, "sglang"))
+        yield os.path.join(tmp, "sglang")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_wheel_options(wheel):
+    """read_cli_options of an SGLang wheel file (not installed): its sources unpacked to a temporary dir."""
+    with unpacked_wheel(wheel) as package_dir:
+        return read_cli_options(package_dir)
 
 
 # --------------------------------------------------------------------------- parser

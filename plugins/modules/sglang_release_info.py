@@ -31,6 +31,13 @@ description:
     that is flag names and aliases, abbreviations (argparse's, as SGLang's parser allows them), static choices,
     int and float values. Fails naming each refused flag, the release (version and path), argparse's message as
     the server would print it, and the closest real flag.
+  - With O(argv) holding C(--speculative-adaptive), also checks the unit against the release's own rules for adaptive
+    speculative decoding, read from its files (C(adaptive_unsupported_reason()) and C(DEFAULT_ADAPTIVE_CONFIG) of
+    C(sglang/srt/speculative/adaptive_spec_params.py), the start-up checks of C(sglang/srt/arg_groups/)). A unit the
+    release would turn adaptive off for (it starts, logs "speculative_adaptive disabled", and serves static
+    speculation; an adaptive DDTREE unit), or would refuse at start (a C(--speculative-num-steps) outside the tiers'
+    candidate steps, a bad C(--speculative-adaptive-config) file), fails the module quoting the release's reason
+    and where it is.
   - Never changes the host.
 author:
   - ddtree.sglang developers (@ddtree)
@@ -205,6 +212,27 @@ flag_problems:
       message: "sglang serve: error: ambiguous option: --cuda-graph-max-bs could match --cuda-graph-max-bs-decode,
         --cuda-graph-max-bs-prefill"
       closest: --cuda-graph-max-bs-decode
+adaptive:
+  description:
+    - How the release would run the unit's C(--speculative-adaptive), from its own rules; V(null) without it in O(argv).
+    - C(adaptive) whether it would run adaptive; C(reason) and C(where) what C(adaptive_unsupported_reason()) returns
+      and its line; C(warning) the line the server would log; C(problems) what would stop it at start; C(tiers) the
+      tiers it would run (running batch size -> candidate steps, 0 is speculation off); C(not_checked) conditions the
+      static reader could not decide; C(rules) where the rules were read.
+  returned: always
+  type: dict
+  sample:
+    adaptive: false
+    reason: speculative_algorithm=DDTREE (only EAGLE/EAGLE3 are supported)
+    where: sglang/srt/speculative/adaptive_spec_params.py:61
+    warning: "speculative_adaptive disabled: speculative_algorithm=DDTREE (only EAGLE/EAGLE3 are supported). Falling
+      back to static speculative params."
+    problems: []
+    tiers: null
+    not_checked: []
+    rules:
+      source: sglang/srt/speculative/adaptive_spec_params.py
+      warning: "sglang/srt/arg_groups/speculative_hook.py:1381"
 import_check:
   description: What the release's python reported when it imported SGLang.
   returned: when O(import_check=true)
@@ -213,11 +241,14 @@ import_check:
            accepted: {DDTREE: DDTREE}, ddtree_worker: DDTreeWorker}
 """
 
+import json  # noqa: E402
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_adaptive  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._sglang_flags import (  # noqa: E402
     SGLangSourceError,
+    build_parser,
     check_argv,
     read_cli_options,
 )
@@ -277,7 +308,8 @@ class SglangReleaseInfo:
                 f"SGLang {version} at {package_dir} cannot serve {', '.join(self.required)}: {'; '.join(problems)}"
             )
             self.module.fail_json(**result)
-        self.check_flags(package_dir, result)
+        table = self.check_flags(package_dir, result)
+        self.check_adaptive(package_dir, table, result)
         self.module.exit_json(**result)
 
     @staticmethod
@@ -299,7 +331,7 @@ class SglangReleaseInfo:
         result["flag_problems"] = []
         argv = self.params["argv"]
         if argv is None:
-            return
+            return None
         try:
             table = read_cli_options(package_dir)
         except SGLangSourceError as exc:
@@ -344,6 +376,62 @@ class SglangReleaseInfo:
                         else "; install a build that adds it."
                     )
                 )
+            self.module.fail_json(**result)
+        return table
+
+    def adaptive_values(self, table, result):
+        """The unit's options as the release parses them, the algorithm resolved as it resolves it (NEXTN: EAGLE)."""
+        parsed = vars(build_parser(table).parse_known_args(self.params["argv"])[0])
+        values = {k: v for k, v in parsed.items() if v is not None}
+        algorithm = values.get("speculative_algorithm")
+        if isinstance(algorithm, str):
+            upper = algorithm.upper()
+            values["speculative_algorithm"] = result["aliases"].get(upper) or upper
+        return values
+
+    def check_adaptive(self, package_dir, table, result):
+        """--speculative-adaptive against the release's own rules: fail when it would not run adaptive, or not start."""
+        result["adaptive"] = None
+        if table is None:
+            return
+        values = self.adaptive_values(table, result)
+        if not values.get(_sglang_adaptive.FIELD):
+            return
+        release = f"SGLang {result['version'] or table['sglang_version'] or '(unknown version)'} at {package_dir}"
+        try:
+            rules = _sglang_adaptive.read_rules(package_dir)
+        except _sglang_adaptive.AdaptiveSourceError as exc:
+            self.module.fail_json(msg=f"{release} cannot run --speculative-adaptive: {exc}; drop the adaptive variant.")
+        config = None
+        path = values.get(_sglang_adaptive.CONFIG_FIELD)
+        if path:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    config = json.load(handle)
+            except (OSError, ValueError) as exc:
+                self.module.fail_json(
+                    msg=f"{release}: the unit's --speculative-adaptive-config {path} cannot be read as JSON ({exc}); "
+                    "the server would fail at start. Write the tiers there (the release's shape: "
+                    f"{rules['default_config_where']}) or drop the option."
+                )
+        verdict = _sglang_adaptive.check(rules, values, config)
+        warning = rules.get("disabled_warning") or {}
+        verdict["rules"] = {"source": rules["source"], "warning": warning.get("where")}
+        result["adaptive"] = verdict
+        if verdict["reason"] is not None:
+            result["msg"] = (
+                f"{release} would not run this unit adaptive: adaptive_unsupported_reason() says "
+                f'"{verdict["reason"]}" ({verdict["where"]}), so at start the server logs "{verdict["warning"]}" '
+                f"({warning.get('where')}) and serves static speculation. Drop the adaptive variant "
+                "(--speculative-adaptive) from this unit, or change what the reason names (adaptive serves EAGLE, "
+                "EAGLE3 and NEXTN)."
+            )
+            self.module.fail_json(**result)
+        if verdict["problems"]:
+            result["msg"] = (
+                f"{release} would refuse --speculative-adaptive at start: {'; '.join(verdict['problems'])}. "
+                "Give --speculative-num-steps one of the tiers' candidate steps, or fix the tiers."
+            )
             self.module.fail_json(**result)
 
     def import_check(self):

@@ -261,7 +261,8 @@ EOF
 # ddtree_setup: everything above, in order.
 # ddtree_ensure_sim_cli_table: the simulator's argument table,
 # .cache/sglang_sim/sglang_cli.json, read from the pinned SGLang wheel
-# (ddtree_ensure_sglang_wheel) by plugins/module_utils/_sglang_flags.py. Regenerated only
+# (ddtree_ensure_sglang_wheel) by plugins/module_utils/_sglang_flags.py (its flags) and
+# _sglang_adaptive.py (its adaptive speculation rules). Regenerated only
 # when the wheel or the reader changes. The simulator (tests/sglang_sim/) parses its command
 # line with it, and extensions/molecule/shared/prepare_gpu_host.yml copies it to the test hosts.
 ddtree_ensure_sim_cli_table() {
@@ -269,7 +270,8 @@ ddtree_ensure_sim_cli_table() {
     stamp="$out.sha256"
     [[ -n "${DDTREE_SGLANG_WHEEL:-}" ]] || ddtree_ensure_sglang_wheel
     want="$(cat "$DDTREE_SGLANG_WHEEL" "$DDTREE_ROOT/plugins/module_utils/_sglang_flags.py" \
-        "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" | sha256sum | cut -d' ' -f1)"
+        "$DDTREE_ROOT/plugins/module_utils/_sglang_adaptive.py" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" \
+        | sha256sum | cut -d' ' -f1)"
     [[ -f "$stamp" && -f "$out" ]] && have="$(cat "$stamp")"
     if [[ "$want" != "$have" ]]; then
         "$DDTREE_VENV/bin/python" "$DDTREE_ROOT/scripts/lib/sim_cli_table.py" "$DDTREE_SGLANG_WHEEL" "$out" >&2 \

@@ -3,8 +3,10 @@
 Usage: python scripts/lib/sim_cli_table.py WHEEL OUT.json
 
 The release's argument definitions are read without importing SGLang (no torch), by
-plugins/module_utils/_sglang_flags.py's read_wheel_options() (the wheel's sources unpacked to a
-temporary directory and read with read_cli_options()).
+plugins/module_utils/_sglang_flags.py's read_cli_options() (the wheel's sources unpacked to a
+temporary directory), and its rules for adaptive speculative decoding (the table's "adaptive":
+DEFAULT_ADAPTIVE_CONFIG, adaptive_unsupported_reason()'s reasons, ...) by
+plugins/module_utils/_sglang_adaptive.py's read_rules(), from the same files.
 The table is written to OUT.json atomically; tests/sglang_sim/launch_server.py builds its
 argument parser from it, so the simulator refuses what the release refuses. Exit 1 with the
 reason when the wheel cannot be read.
@@ -18,17 +20,22 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLAGS_MODULE = os.path.join(REPO, "plugins", "module_utils", "_sglang_flags.py")
+ADAPTIVE_MODULE = os.path.join(REPO, "plugins", "module_utils", "_sglang_adaptive.py")
 
 
-def _flags_module():
-    spec = importlib.util.spec_from_file_location("_sglang_flags", FLAGS_MODULE)
+def _module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def table_from_wheel(wheel):
-    return _flags_module().read_wheel_options(wheel)
+    flags = _module("_sglang_flags", FLAGS_MODULE)
+    with flags.unpacked_wheel(wheel) as package_dir:
+        table = flags.read_cli_options(package_dir)
+        table["adaptive"] = _module("_sglang_adaptive", ADAPTIVE_MODULE).read_rules(package_dir)
+    return table
 
 
 def main(argv):

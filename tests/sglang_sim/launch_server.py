@@ -27,9 +27,11 @@ import traceback
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-# Its sibling collection_code.py, also when a test loads this file by path.
+# Its siblings collection_code.py and tiers.py (adaptive speculation's tiers and no speculation, README),
+# also when a test loads this file by path.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import collection_code  # noqa: E402
+import tiers  # noqa: E402
 
 BEHAVIOUR_FILE = "/etc/ddtree-sim/behaviour.json"
 MODES = ("healthy", "oom_start", "crash_before_bind", "chat_400", "conn_reset", "hang", "degenerate", "divergent")
@@ -130,7 +132,8 @@ RESERVED_ALIASES = ("NEXTN",)
 # Defaults of the ServerArgs fields the simulator reads, as 0.5.23 declares them, for a table
 # that carries no defaults: arg_groups/fields/serving.py:65 host, :66 port;
 # parallel.py:45-51 tp_size; observability.py:31 log_level; exec_.py:670 disable_cuda_graph.
-# observability.py:70 enable_metrics; :136-139 decode_log_interval, 40 decode passes.
+# observability.py:70 enable_metrics; :136-139 decode_log_interval, 40 decode passes;
+# spec.py:237-240 speculative_adaptive.
 FIELD_DEFAULTS = {
     "host": "127.0.0.1",
     "port": 30000,
@@ -139,6 +142,7 @@ FIELD_DEFAULTS = {
     "disable_cuda_graph": False,
     "enable_metrics": False,
     "decode_log_interval": 40,
+    "speculative_adaptive": False,
 }
 SIM_FIELDS = (
     "model_path",
@@ -150,6 +154,9 @@ SIM_FIELDS = (
     "speculative_num_draft_tokens",
     "speculative_dflash_block_size",
     "speculative_ddtree_budget",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_adaptive_config",
     "mem_fraction_static",
     "context_length",
     "max_running_requests",
@@ -341,6 +348,14 @@ def simulated_build(table):
     return build
 
 
+def _file_entry(table, key, args):
+    """The behaviour file's own entry for a key (a list: the first whose "when" matches), or None."""
+    entry = table.get(key)
+    if isinstance(entry, list):
+        entry = next((e for e in entry if _matches(e.get("when"), args)), None)
+    return entry if isinstance(entry, dict) else None
+
+
 def load_behaviour(args, given, table):
     """The effective behaviour dict: file entry for the algorithm, then defaults, then SGLANG_SIM_* env.
 
@@ -448,6 +463,9 @@ class Generation:
         b = sim.behaviour
         degraded = sim.degraded(self.arrived)
         accept_length = b["accept_length"]
+        if b["steps"].adaptive:
+            # The tier of the batch it joins decides its draft steps (README "Adaptive speculation").
+            accept_length = b["steps"].accept_length(b["steps"].step_at(len(sim.batch.in_flight) + 1))
         if degraded and b["degrade"]["accept_length"] is not None:
             accept_length = b["degrade"]["accept_length"]
         self.prompt_tokens = max(1, len(TOKEN_RE.findall(prompt))) + (10 if chat else 0)
@@ -602,7 +620,7 @@ class Batch:
 
     def rate(self, n, when):
         b = self.sim.behaviour
-        r = rate_at(b["rates"], n) if b["rates"] else b["tok_s"]
+        r = b["steps"].rate(n)
         if self.sim.degraded(when):
             r *= b["degrade"]["rate_factor"]
         return r / b["time_scale"]
@@ -1567,11 +1585,37 @@ def main(argv=None):
             setattr(args, option["dest"], int(value))
     given = args.speculative_algorithm.upper() if args.speculative_algorithm else None
     refused = resolve(args, table)
+    try:
+        notes, stopped, adaptive_tiers, adaptive_config = (
+            tiers.resolve_adaptive(args, table) if not refused else ([], None, None, None)
+        )
+        if stopped:
+            refused = _frames(RESOLVE_FRAMES + tiers.STEPS_FRAMES) + stopped
+    except (OSError, ValueError) as e:  # the tiers file: _load_adaptive_config's open and json.load
+        refused = [f"{type(e).__name__}: {e}"]
+    except tiers.TierError as e:
+        sys.stderr.write(f"sglang-sim: {e}\n")
+        return 70
     if refused:
         for line in refused:
             sys.stderr.write(line + "\n")
         return 1
+    for line in notes:
+        log(line)
     behaviour = load_behaviour(args, given, behaviour_file)
+    try:
+        behaviour["steps"] = tiers.Steps(
+            args,
+            behaviour,
+            _file_entry(behaviour_file, "NONE", args),
+            adaptive_tiers,
+            adaptive_config,
+            _rate_table,
+            rate_at,
+        )
+    except tiers.TierError as e:
+        sys.stderr.write(f"sglang-sim: {e}\n")
+        return 70
     sim = Sim(args, behaviour, version=table.get("sglang_version"))
     Handler.sim = sim
     scale = behaviour["time_scale"]
@@ -1583,6 +1627,7 @@ def main(argv=None):
         f"bind_delay_s={b['bind_delay_s']:.4g}"
         + (" rates=" + ",".join(f"{n}:{r:.4g}" for n, r in b["rates"]) if b["rates"] else "")
         + (" degrade=" + json.dumps(b["degrade"], separators=(",", ":")) if b["degrade"] else "")
+        + (" adaptive_steps=" + b["steps"].describe() if b["steps"].adaptive else "")
     )
     # model_executor/model_runner.py:1274
     log("Load weight begin. avail mem=46.82 GB", prefix=sim.rank_prefix)

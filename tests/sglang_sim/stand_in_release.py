@@ -11,7 +11,8 @@ layout) for extensions/molecule/shared/prepare_gpu_host.yml to unpack under
 
 What goes in, from the pinned release's wheel, unchanged: the files that define the command
 line and the speculative algorithms (sglang/srt/server_args.py, sglang/srt/arg_groups/,
-sglang/srt/speculative/, the modules their option choices come from, sglang/version.py) and
+sglang/srt/speculative/, sglang/srt/runtime_context.py, the modules their option choices come
+from, sglang/version.py) and
 the dist-info METADATA (the version). What is added: sgl-project/sglang#29907's ServerArgs
 field, speculative_ddtree_budget, after speculative_dflash_block_size as the pull request
 declares it, since the deploys under test run the DDTree build (the simulator's default build
@@ -37,13 +38,15 @@ PR29907_FIELD = (
 PR29907_ANCHOR = "speculative_dflash_block_size"
 
 # The package files the checks read (plugins/module_utils/_sglang_flags.py follows the field
-# modules' imports into these; _sglang_source.py reads speculative/).
+# modules' imports into these; _sglang_source.py reads speculative/; _sglang_adaptive.py follows
+# adaptive_unsupported_reason()'s helpers into runtime_context.py and arg_groups/).
 _KEEP = re.compile(
     r"^sglang/(__init__|version)\.py$"
     r"|^sglang/srt/__init__\.py$"
     r"|^sglang/srt/server_args\.py$"
     r"|^sglang/srt/arg_groups/.*\.py$"
     r"|^sglang/srt/speculative/.*\.py$"
+    r"|^sglang/srt/runtime_context\.py$"
     r"|^sglang/srt/model_executor/(__init__|cuda_graph_config)\.py$"
     r"|^sglang/srt/utils/(__init__|common)\.py$"
     r"|^sglang-[^/]+\.dist-info/METADATA$"

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every unit the tables render starts on the release it is rendered for.
 
-All class x profile x variant units (6 classes x 3 profiles x {no variant, small, nograph,
-balanced} = 72) are merged with sglang_server_options for a release version, rendered with
+All class x profile x variant units (6 classes x 4 profiles x {no variant, adaptive, small, nograph,
+balanced} = 120) are merged with sglang_server_options for a release version, rendered with
 sglang_args and parsed by that release's own parser: the argparse parser _sglang_flags builds
 from the option definitions read out of the release's wheel (.cache/sglang-wheel/, downloaded by
 scripts/test setup). Two releases: the pinned one (sglang_install_version) and the base of
@@ -31,7 +31,7 @@ RELEASES = [pinned_sglang_version(), ddtree_base_version()]
 
 
 def test_every_combination_is_covered():
-    assert len(UNITS) == 72
+    assert len(UNITS) == 120
 
 
 @pytest.mark.parametrize("version", RELEASES)
@@ -45,7 +45,9 @@ def test_unit_parses_on_the_release(sglang_tables, version, class_id, profile, v
     parsed = _sglang_flags.build_parser(table).parse_args(argv)
     assert parsed.model_path == BASE["model_path"]
     assert parsed.tp_size == 2
-    assert parsed.speculative_algorithm == PROFILES[profile]["options"]["speculative_algorithm"]["value"]
+    assert parsed.speculative_algorithm == PROFILES[profile]["options"].get("speculative_algorithm", {}).get("value")
+    # The adaptive variant's flag, which the release's own adaptive rules judge (test_sglang_release_info_adaptive.py).
+    assert bool(parsed.speculative_adaptive) == (variant == "adaptive")
     if variant != "nograph":
         # The graph batch size reaches the release under the name it has.
         assert parsed.cuda_graph_max_bs_decode is not None
