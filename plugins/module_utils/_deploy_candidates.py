@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The candidates of a ddtree_deploy run (issue 21): which configurations it tries, in order, the
-winner of a tuning run, the host's outcome in words, and the tuning record per GPU class.
+winner of a tuning run (by _deploy_tuning's rule), and the host's outcome in words. The tuning record per
+GPU class is _deploy_tuning's.
 
 A candidate is {name, profile, variants, extra_args} (and a ``why``, documentation only). The default
 is one candidate from ddtree_deploy_profile and ddtree_deploy_profile_variants: today's single deploy.
@@ -13,6 +14,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 from collections.abc import Mapping
 
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning as _tuning
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, show
 
 VAR = "ddtree_deploy_candidates"
@@ -176,19 +178,18 @@ def gain_at(gains, level):
     return None
 
 
-def winner(attempts):
-    """The index of the attempt a tune keeps: of the attempts that passed every step (probe, equivalence,
-    gate, bake), the best gain at the highest level measured; a tie goes to the earlier candidate (the
-    operator's order). None when none passed. A final re-switch to the winner is not a contender."""
-    best = None
-    for attempt in attempts or []:
-        if attempt.get("final") or attempt.get("result") not in ("passed", "kept"):
-            continue
-        gain = attempt.get("gain_at_production")
-        key = (gain is not None, gain if gain is not None else 0.0)
-        if best is None or key > best[0]:
-            best = (key, attempt["index"])
-    return best[1] if best else None
+def winner(attempts, mix=None):
+    """The index of the attempt a tune keeps, or None when the fallback serves the load mix best: of the attempts
+    that passed every step, the best gain weighted by ``mix`` (ddtree_deploy_load_mix; None: all on the highest
+    level measured), above 0 and the gate's margin; a tie goes to the earlier candidate (the operator's order).
+    The rule is _deploy_tuning's (docs/deploy.md, "Tune"). A final re-switch to the winner is not a contender."""
+    contenders = [
+        (a["index"], a.get("result") in ("passed", "kept"), _tuning.levels_of(a.get("gains")))
+        for a in attempts or []
+        if not a.get("final")
+    ]
+    levels = sorted({level for _index, _ok, figures in contenders for level in figures})
+    return _tuning.choose(contenders, _tuning.weights(mix, levels))[0]
 
 
 def won(attempts, kept=None, mode="deploy"):
@@ -228,96 +229,3 @@ def tried_text(attempts):
         return None
     each = "; ".join(f"{a.get('name')} at {a.get('failed_step')}: {a.get('cause')}" for a in tried)
     return f"none of {len(tried)} candidates passed ({each})"
-
-
-def _by_name(report):
-    return {a.get("name"): a for a in report.get("candidates") or [] if not a.get("final")}
-
-
-def tuning_records(reports):
-    """One tuning record per GPU class, from the host reports of a tune run: [{gpu_class, dest, record}].
-
-    The record is what group_vars/<class>.yml takes as is: ddtree_deploy_candidates (the winner alone,
-    so the class's next deploy tries it first) and ddtree_deploy_tuning (class, release, every candidate
-    with its figures per host, the winner). With several hosts of one class, a candidate wins only if it
-    passed on every one of them, by its mean gain at the production level; none passing: no candidates
-    (NEXTN stays), winner null."""
-    classes = {}
-    for report in reports or []:
-        if not isinstance(report, Mapping) or report.get("mode") != "tune" or report.get("check_mode"):
-            continue
-        classes.setdefault(report.get("gpu_class") or "unknown", []).append(report)
-    out = []
-    for gpu_class in sorted(classes):
-        hosts = sorted(classes[gpu_class], key=lambda r: str(r.get("host")))
-        order = []
-        for report in hosts:
-            for name in _by_name(report):
-                if name not in order:
-                    order.append(name)
-        rows = []
-        best = None
-        for name in order:
-            seen = [(r.get("host"), _by_name(r).get(name)) for r in hosts]
-            per_host = []
-            passed_everywhere = True
-            gains = []
-            for host, attempt in seen:
-                if attempt is None:
-                    passed_everywhere = False
-                    continue
-                ok = attempt.get("result") in ("passed", "kept")
-                passed_everywhere = passed_everywhere and ok
-                if attempt.get("gain_at_production") is not None:
-                    gains.append(attempt["gain_at_production"])
-                per_host.append(
-                    {
-                        "host": host,
-                        "result": attempt.get("result"),
-                        "failed_step": attempt.get("failed_step"),
-                        "cause": attempt.get("cause"),
-                        "gain_at_production": attempt.get("gain_at_production"),
-                        "gains": {str(g["concurrency"]): g.get("gain") for g in attempt.get("gains") or []},
-                        "tokens_per_second": {str(g["concurrency"]): g.get("new") for g in attempt.get("gains") or []},
-                        "downtime_s": attempt.get("downtime_s"),
-                    }
-                )
-            first = next(attempt for _host, attempt in seen if attempt is not None)
-            mean = round(sum(gains) / len(gains), 4) if gains and passed_everywhere else None
-            rows.append(
-                {
-                    "name": name,
-                    "profile": first.get("profile"),
-                    "variants": list(first.get("variants") or []),
-                    "extra_args": dict(first.get("extra_args") or {}),
-                    "passed_on_every_host": passed_everywhere,
-                    "gain_at_production": mean,
-                    "hosts": per_host,
-                }
-            )
-            if passed_everywhere and (best is None or (mean is not None, mean or 0.0) > best[0]):
-                best = ((mean is not None, mean or 0.0), rows[-1])
-        chosen = best[1] if best else None
-        record = {
-            "ddtree_deploy_tuning": {
-                "gpu_class": gpu_class,
-                "release": hosts[0].get("release"),
-                "run_id": hosts[0].get("run_id"),
-                "tuned_on": [r.get("host") for r in hosts],
-                "production_concurrency": hosts[0].get("production_concurrency"),
-                "min_gain": hosts[0].get("min_gain"),
-                "winner": chosen["name"] if chosen else None,
-                "candidates": rows,
-            }
-        }
-        if chosen:
-            record["ddtree_deploy_candidates"] = [
-                {
-                    "name": chosen["name"],
-                    "profile": chosen["profile"],
-                    "variants": chosen["variants"],
-                    "extra_args": chosen["extra_args"],
-                }
-            ]
-        out.append({"gpu_class": gpu_class, "dest": f"tuning-{gpu_class}.yml", "record": record})
-    return out

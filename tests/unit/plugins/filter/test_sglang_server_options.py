@@ -50,8 +50,8 @@ def test_class_table_and_identification_table_name_the_same_classes():
 
 
 def test_profiles_and_variants_are_the_documented_ones():
-    assert set(PROFILES) == {"nextn", "dflash", "ddtree"}
-    assert set(VARIANTS) == {"small", "nograph", "balanced"}
+    assert set(PROFILES) == {"nextn", "dflash", "ddtree", "plain"}
+    assert set(VARIANTS) == {"adaptive", "small", "nograph", "balanced"}
 
 
 def _entries():
@@ -130,7 +130,10 @@ def test_nextn_renders_the_field_report_flags():
 def test_every_class_profile_and_variant_combination_renders(class_id, variants, profile):
     options = merge(profile, class_id, variants, base={"model_path": "/m", "port": 30000})
     argv = sglang_args(options, "argv")
-    assert argv.count("--speculative-algorithm") == 1
+    # plain: no speculative decoding at all
+    assert argv.count("--speculative-algorithm") == (0 if profile == "plain" else 1)
+    assert not any(word.startswith("--speculative-") for word in argv) or profile != "plain" or "adaptive" in variants
+    assert ("--speculative-adaptive" in argv) == ("adaptive" in variants)
     assert "--attention-backend" in argv
     assert None not in options.values()
     if PROFILES[profile]["draft_model"]:
@@ -143,7 +146,7 @@ def test_every_class_profile_and_variant_combination_renders(class_id, variants,
         assert options["mem_fraction_static"] == 0.85
     if "small" in variants:
         assert options["context_length"] == 32768
-    if options["speculative_algorithm"] == "DDTREE":
+    if options.get("speculative_algorithm") == "DDTREE":
         # #29907 refuses page_size != 1; SGLang's default (1) stays unless a backend forces another
         assert "page_size" not in options
         assert options["attention_backend"] not in PAGE_SIZE_FORCING_BACKENDS
@@ -199,10 +202,10 @@ def test_tables_are_not_modified_by_a_merge():
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
-        ({"profile": "eagle"}, "Unknown profile 'eagle'. Known: ddtree, dflash, nextn. Set sglang_profile"),
+        ({"profile": "eagle"}, "Unknown profile 'eagle'. Known: ddtree, dflash, nextn, plain. Set sglang_profile"),
         ({"gpu_class": "rtx_4090"}, "Unknown GPU class 'rtx_4090'. Known: ada_48g, ampere_48g"),
         ({"gpu_class": ""}, "Set sglang_gpu_class in the inventory"),
-        ({"variants": ["tiny"]}, "Unknown profile variant 'tiny'. Known: balanced, nograph, small"),
+        ({"variants": ["tiny"]}, "Unknown profile variant 'tiny'. Known: adaptive, balanced, nograph, small"),
         ({"variants": "small"}, "must be a list of variant names"),
         (
             {"profile": "ddtree", "draft_model_path": ""},
