@@ -1,0 +1,105 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sglang_traffic against a real Prometheus (Debian's) whose TSDB holds a week of history made with promtool:
+the levels match the history it was fed, the selector must name one unit, and bad options are named."""
+
+import time
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils._traffic import TrafficError, window_seconds
+from ansible_collections.ddtree.sglang.plugins.modules import sglang_traffic
+from module_harness import run_main
+
+WEEK_MINUTES = 7 * 24 * 60
+
+
+def shape(k):
+    """The running requests at the k-th of every 100 minutes: half the time 0-9, 40 % 9-22, a tenth up to 40."""
+    if k < 50:
+        return 9 * k / 49
+    if k < 90:
+        return 9 + 13 * (k - 50) / 39
+    return 22 + 18 * (k - 90) / 9
+
+
+def inclusive_quantile(values, q):
+    """Prometheus' quantile_over_time: linear between ranks, rank q * (n - 1) (promql/functions.go)."""
+    data = sorted(values)
+    pos = q * (len(data) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+@pytest.fixture
+def week(prometheus, prometheus_backfill):
+    """A Prometheus serving a week of one unit's sglang:num_running_reqs (two data-parallel ranks, each half the
+    load, to be summed) and a second host's, at one sample a minute, ending a minute ago."""
+    end = int(time.time()) // 60 * 60 - 60
+    start = end - (WEEK_MINUTES - 1) * 60
+    fed = [shape(i % 100) for i in range(WEEK_MINUTES)]
+    points = [(start + 60 * i, v) for i, v in enumerate(fed)]
+    series = []
+    for rank in ("0", "1"):
+        labels = {"job": "sglang", "instance": "ct129:30000", "dp_rank": rank}
+        series.append(("sglang:num_running_reqs", labels, [(t, v / 2) for t, v in points]))
+    other = {"job": "sglang", "instance": "ct200:30000", "dp_rank": "0"}
+    series.append(("sglang:num_running_reqs", other, [(t, 60.0) for t, _v in points]))
+    server = prometheus(storage=prometheus_backfill(series))
+    return server, fed
+
+
+def run(server, **options):
+    args = {"prometheus_url": server.url, "prometheus_selector": 'instance="ct129:30000"'}
+    args.update(options)
+    return run_main(sglang_traffic.main, args, check_mode=True)
+
+
+def test_the_levels_are_one_and_the_fed_historys_p50_and_p90(week):
+    server, fed = week
+    failed, r = run(server, cap=64)
+    assert not failed, r["msg"]
+    p50, p90 = inclusive_quantile(fed, 0.5), inclusive_quantile(fed, 0.9)
+    assert r["quantiles"]["p50"] == pytest.approx(p50, abs=0.05)
+    assert r["quantiles"]["p90"] == pytest.approx(p90, abs=0.05)
+    assert r["levels"] == [1, round(p50), round(p90)] == [1, 9, 22]
+    assert r["msg"] == "your traffic: p50 9, p90 22 running requests over 7 d"
+    assert r["unit"] == {"job": "sglang", "instance": "ct129:30000"}
+    assert r["minutes"] >= 0.99 * WEEK_MINUTES and r["changed"] is False
+
+
+def test_the_unit_s_max_running_requests_caps_the_levels(week):
+    server, _fed = week
+    failed, r = run(server, cap=16)
+    assert not failed, r["msg"]
+    assert r["levels"] == [1, 9, 16]
+    assert r["msg"].endswith("over 7 d (capped at the unit's max_running_requests, 16)")
+
+
+def test_a_shorter_history_than_the_window_is_said(week):
+    server, _fed = week
+    failed, r = run(server, window="14d")
+    assert not failed, r["msg"]
+    assert r["msg"].endswith("running requests over 7 d of the last 14d")
+
+
+@pytest.mark.parametrize(
+    ("selector", "words"),
+    [
+        ('job="sglang"', 'matches 2 units (job="sglang", instance="ct129:30000", job="sglang", instance="ct200'),
+        ('instance="ct999:30000"', 'no sglang:num_running_reqs series matching {instance="ct999:30000"} over the'),
+    ],
+)
+def test_a_selector_that_does_not_name_one_unit_is_refused_with_the_fix(week, selector, words):
+    server, _fed = week
+    failed, r = run(server, prometheus_selector=selector)
+    assert failed and words in r["msg"], r["msg"]
+    assert "ddtree_deploy_prometheus_selector" in r["msg"]
+
+
+def test_bad_options_are_named():
+    with pytest.raises(TrafficError, match="window must be a Prometheus duration such as 7d"):
+        window_seconds("a week")
+    assert window_seconds("36h") == 36 * 3600
+    failed, r = run_main(sglang_traffic.main, {"prometheus_selector": "x"}, check_mode=True)
+    assert failed and "prometheus_url is required" in r["msg"]
