@@ -43,7 +43,7 @@ options:
     default: 7d
   cap:
     description:
-      - The unit's C(max_running_requests): no level above it (a batch the unit cannot run is a queue).
+      - The unit's C(max_running_requests), above which no level is gated (a batch the unit cannot run is a queue).
     type: int
 seealso:
   - module: ddtree.sglang.llm_bench

@@ -103,3 +103,14 @@ def test_bad_options_are_named():
     assert window_seconds("36h") == 36 * 3600
     failed, r = run_main(sglang_traffic.main, {"prometheus_selector": "x"}, check_mode=True)
     assert failed and "prometheus_url is required" in r["msg"]
+
+
+def test_documentation_matches_argument_spec():
+    import yaml
+
+    doc = yaml.safe_load(sglang_traffic.DOCUMENTATION)
+    assert {"window", "cap"} <= set(doc["options"]) and doc["attributes"]["check_mode"]["support"] == "full"
+    for name in ("window", "cap"):
+        assert all(isinstance(line, str) for line in doc["options"][name]["description"]), name
+        assert doc["options"][name]["type"] == sglang_traffic.ARGUMENT_SPEC[name]["type"], name
+    assert yaml.safe_load(sglang_traffic.RETURN)["levels"]["sample"] == [1, 9, 22]
