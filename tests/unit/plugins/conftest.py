@@ -156,6 +156,17 @@ def shared_sim(tmp_path_factory):
     launcher.stop_all()
 
 
+@pytest.fixture
+def sglang_router(tmp_path):
+    """Factory: ``sglang_router(worker_urls=[...], policy="round_robin", api_key=None)`` -> the real
+    sglang-router on loopback (router_harness.RouterServer), stopped after the test."""
+    from router_harness import RouterLauncher
+
+    launcher = RouterLauncher(tmp_path, free_port)
+    yield launcher.start
+    launcher.stop_all()
+
+
 class Script:
     """What the scripted server answers: status, headers and body pieces with delays, or a reset."""
 
