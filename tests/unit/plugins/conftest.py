@@ -160,6 +160,7 @@ def shared_sim(tmp_path_factory):
 def sglang_router(tmp_path):
     """Factory: ``sglang_router(worker_urls=[...], policy="round_robin", api_key=None)`` -> the real
     sglang-router on loopback (router_harness.RouterServer), stopped after the test."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # router_harness, from either test tree
     from router_harness import RouterLauncher
 
     launcher = RouterLauncher(tmp_path, free_port)

@@ -12,6 +12,7 @@ _fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fixtures)
 
 sglang_sim = _fixtures.sglang_sim
+sglang_router = _fixtures.sglang_router
 h = _fixtures.h
 LAUNCH_SERVER = _fixtures.LAUNCH_SERVER
 SIM_DIR = _fixtures.SIM_DIR
