@@ -184,15 +184,22 @@ def _first_count(inflight, source):
 
 
 def drain(router, worker_url, inflight=None, source="auto", timeout=300.0, unwatched=30.0, min_others=1,
-          interval=1.0, check_mode=False):  # fmt: skip
+          interval=1.0, check_mode=False, require_listed=True):  # fmt: skip
     """Take ``worker_url`` out of the router and wait, bounded, until its in-flight requests have ended.
 
     Returns ``{changed, worker, removed_at, drain: {source, watched, in_flight_at_removal, drained,
-    still_running, seconds, note}, others_healthy}``; RouterError when the router cannot be used, when the
-    removal would leave fewer than ``min_others`` healthy workers, or when requests still run at ``timeout``.
+    still_running, seconds, note}, others_healthy}``; RouterError when the router cannot be used, does not list the
+    worker (``require_listed``: a URL the router does not know it by), when the removal would leave fewer than
+    ``min_others`` healthy workers, or when requests still run at ``timeout``.
     """
     listed = router.workers()
     entry = router.find(worker_url, listed)
+    if entry is None and require_listed:
+        raise RouterError(
+            f"the router at {router.url} does not list {worker_url} (it lists "
+            f"{', '.join(_brief(w) for w in listed) or 'no worker'}): set ddtree_deploy_router_worker_url to the URL "
+            f"the router knows this host by (GET {router.url}/workers shows them). Nothing was changed"
+        )
     others = [w for w in listed if not same_url(w.get("url"), worker_url) and w.get("is_healthy")]
     if entry is not None and len(others) < min_others:
         raise RouterError(
@@ -222,7 +229,8 @@ def drain(router, worker_url, inflight=None, source="auto", timeout=300.0, unwat
         if entry is not None:
             _wait_unlisted(router, worker_url)
         if used == "metrics":
-            info.update(_watch(inflight, worker_url, timeout, interval))
+            # Just removed: a request the router sent right before may not be counted yet, so 0 is read twice.
+            info.update(_watch(inflight, worker_url, timeout, interval, QUIET_READS if entry is not None else 1))
         else:
             # Nothing to watch: the router's count at the removal, then a fixed wait for it to end.
             load = int(entry.get("load") or 0) if entry is not None else 0
@@ -253,8 +261,8 @@ def _wait_unlisted(router, worker_url):
         time.sleep(0.2)
 
 
-def _watch(inflight, worker_url, timeout, interval):
-    """Read the worker's in-flight count until it is 0 QUIET_READS times in a row, or ``timeout``."""
+def _watch(inflight, worker_url, timeout, interval, quiet_reads):
+    """Read the worker's in-flight count until it is 0 ``quiet_reads`` times in a row, or ``timeout``."""
     end = time.monotonic() + timeout
     first, quiet, count = None, 0, 0
     while True:
@@ -267,7 +275,7 @@ def _watch(inflight, worker_url, timeout, interval):
         if first is None:
             first = count
         quiet = quiet + 1 if count == 0 else 0
-        if quiet >= QUIET_READS:
+        if quiet >= quiet_reads:
             return {"in_flight_at_removal": first, "drained": first, "still_running": 0}
         if time.monotonic() >= end:
             raise RouterError(

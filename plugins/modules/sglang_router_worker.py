@@ -115,6 +115,13 @@ options:
         (O(drain_source=router)), the longest request the service answers.
     type: float
     default: 30
+  require_listed:
+    description:
+      - On O(state=drained), fail before anything changes when the router does not list O(url): the router knows
+        the host by another URL, and removing nothing would leave it routing to a server about to stop. V(false)
+        where the worker may already be out (a second drain, a rollback after an interrupted deploy).
+    type: bool
+    default: true
   min_healthy_others:
     description:
       - Healthy workers besides this one that the router must list before this one is taken out.
@@ -264,7 +271,7 @@ class RouterWorker:
                 return _router.drain(
                     router, p["url"], inflight=self.inflight(), source=p["drain_source"], timeout=p["drain_timeout"],
                     unwatched=p["drain_unwatched"], min_others=p["min_healthy_others"], interval=p["interval"],
-                    check_mode=self.module.check_mode,
+                    check_mode=self.module.check_mode, require_listed=p["require_listed"],
                 )  # fmt: skip
             return _router.put_back(
                 router, p["url"], api_key=p["worker_api_key"], config=p["config"], timeout=p["timeout"],
@@ -299,6 +306,7 @@ def main():
             drain_source=dict(type="str", default="auto", choices=["auto", "metrics", "router"]),
             drain_timeout=dict(type="float", default=300),
             drain_unwatched=dict(type="float", default=30),
+            require_listed=dict(type="bool", default=True),
             min_healthy_others=dict(type="int", default=1),
             timeout=dict(type="float", default=120),
             interval=dict(type="float", default=1),

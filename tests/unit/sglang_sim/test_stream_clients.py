@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import time
-
 from pathlib import Path
 
 CLIENTS = Path(__file__).resolve().parents[3] / "tests" / "sglang_sim" / "stream_clients.py"

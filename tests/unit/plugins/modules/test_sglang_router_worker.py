@@ -91,8 +91,8 @@ def test_drain_waits_for_the_streams_on_the_worker_and_routes_nothing_new_to_it(
     assert all(r["ok"] for r in after), to_json(after)
     assert requests_served(a) == served_a
 
-    # Drained again: nothing to remove, nothing running.
-    failed, again = call(router, a.base_url, "drained")
+    # Drained again (the worker may be out already): nothing to remove, nothing running.
+    failed, again = call(router, a.base_url, "drained", require_listed=False)
     assert not failed and again["changed"] is False and again["drain"]["in_flight_at_removal"] == 0
 
 
@@ -136,6 +136,17 @@ def test_a_worker_the_router_cannot_take_back_is_a_loud_failure_with_the_fix(sgl
     assert f"curl -X POST {router.url}/workers" in result["msg"] and f'"url": "{dead}"' in result["msg"]
     assert f"curl {dead}/health" in result["msg"]
     assert "secret-worker-key" not in to_json(result) and "<the worker's --api-key>" in result["msg"]
+
+
+def test_a_worker_the_router_does_not_list_is_refused_before_anything_changes(two_workers):
+    router, a, b = two_workers
+    other_name = a.base_url.replace("127.0.0.1", "localhost")  # the same server, not the URL the router knows
+
+    failed, result = call(router, other_name, "drained")
+
+    assert failed
+    assert f"does not list {other_name}" in result["msg"] and "ddtree_deploy_router_worker_url" in result["msg"]
+    assert router.listed(a.base_url) is not None and router.listed(b.base_url) is not None
 
 
 def test_the_last_healthy_worker_is_not_taken_out_unless_allowed(sglang_sim, sglang_router):
