@@ -338,3 +338,74 @@ def _not_back(router, worker_url, what, api_key):
         "(with -H 'Authorization: Bearer <router key>' when the router has one), and check GET /workers lists it "
         "healthy"
     )
+
+
+# The options of ddtree.sglang.sglang_router_worker (its module's argument_spec and its action plugin's).
+ARGUMENT_SPEC = dict(
+    router_url=dict(type="str", required=True),
+    router_api_key=dict(type="str", no_log=True),
+    router_headers=dict(type="dict", default={}),
+    validate_certs=dict(type="bool", default=True),
+    url=dict(type="str", required=True),
+    state=dict(type="str", required=True, choices=["drained", "present"]),
+    worker_api_key=dict(type="str", no_log=True),
+    config=dict(type="dict", default={}),
+    metrics_url=dict(type="str"),
+    drain_source=dict(type="str", default="auto", choices=list(SOURCES)),
+    drain_timeout=dict(type="float", default=300),
+    drain_unwatched=dict(type="float", default=30),
+    require_listed=dict(type="bool", default=True),
+    min_healthy_others=dict(type="int", default=1),
+    timeout=dict(type="float", default=120),
+    interval=dict(type="float", default=1),
+    request_timeout=dict(type="float", default=10),
+)
+
+
+def option_problem(params):
+    """What is wrong with validated options that their types cannot say, or None."""
+    for option in ("drain_timeout", "timeout", "interval", "request_timeout"):
+        if params[option] <= 0:
+            return f"{option} must be a positive number of seconds, got {params[option]}"
+    if params["drain_unwatched"] < 0 or params["min_healthy_others"] < 0:
+        return "drain_unwatched and min_healthy_others must not be negative"
+    for option in ("router_url", "url"):
+        if not params[option].startswith(("http://", "https://")):
+            return f"{option} must be an http:// or https:// URL, got {params[option]!r}"
+    return None
+
+
+def run(params, check_mode=False):
+    """One call of sglang_router_worker with validated ``params``: its result (``seconds`` included);
+    RouterError (``details``: what was done before) when it cannot do what it was asked."""
+    start = time.monotonic()
+    router = Router(
+        params["router_url"], api_key=params["router_api_key"], headers=params["router_headers"],
+        validate_certs=params["validate_certs"], timeout=params["request_timeout"],
+    )  # fmt: skip
+    try:
+        if params["state"] == "drained":
+            inflight = None
+            if params["drain_source"] != "router":
+                inflight = InFlight(HttpClient(
+                    params["metrics_url"] or params["url"], timeout=params["request_timeout"],
+                    api_key=params["worker_api_key"], validate_certs=params["validate_certs"],
+                ))  # fmt: skip
+            result = drain(
+                router, params["url"], inflight=inflight, source=params["drain_source"],
+                timeout=params["drain_timeout"], unwatched=params["drain_unwatched"],
+                min_others=params["min_healthy_others"],
+                interval=params["interval"], check_mode=check_mode, require_listed=params["require_listed"],
+            )  # fmt: skip
+        else:
+            result = put_back(
+                router, params["url"], api_key=params["worker_api_key"], config=params["config"],
+                timeout=params["timeout"], interval=params["interval"], check_mode=check_mode,
+            )  # fmt: skip
+    except RouterError as exc:
+        exc.details = dict(exc.details, seconds=round(time.monotonic() - start, 3))
+        raise
+    finally:
+        router.close()
+    result["seconds"] = round(time.monotonic() - start, 3)
+    return result

@@ -26,13 +26,22 @@ description:
     on its C(/metrics) (SGLang with C(--enable-metrics)); every client reaches the worker, and the router
     shows nothing of a worker once it is removed. A worker without C(/metrics) cannot be watched; see
     O(drain_source).
-  - The module talks to the router and to the worker over HTTP only; run it where both are reachable (the
-    deploy role runs it on the controller, C(ddtree_deploy_router_delegate_to)).
+  - It talks to the router and to the worker over HTTP only. Its action plugin runs it on the controller,
+    whatever host the task is for (a router is the fleet's, and its key stays on the controller); the
+    controller must reach the router and the worker's C(/metrics).
 author:
   - ddtree.sglang developers (@ddtree)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
+  action:
+    support: full
+    details: The action plugin runs the module's code in the controller's process; no module runs on the host.
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
     details: Reads the router's worker list and the worker's in-flight count, and says whether it would remove
@@ -89,7 +98,7 @@ options:
     default: {}
   metrics_url:
     description:
-      - Base URL of the worker's C(/metrics) as this module reaches it. Default O(url).
+      - Base URL of the worker's C(/metrics) as the controller reaches it. Default O(url).
     type: str
   drain_source:
     description:
@@ -117,7 +126,7 @@ options:
     default: 30
   require_listed:
     description:
-      - On O(state=drained), fail before anything changes when the router does not list O(url): the router knows
+      - On O(state=drained), fail before anything changes when the router does not list O(url); the router knows
         the host by another URL, and removing nothing would leave it routing to a server about to stop. V(false)
         where the worker may already be out (a second drain, a rollback after an interrupted deploy).
     type: bool
@@ -162,7 +171,6 @@ EXAMPLES = r"""
     router_api_key: "{{ vault_router_key }}"
     url: http://10.0.0.129:30000
     state: drained
-  delegate_to: localhost
   register: drained
 
 - name: Put it back as it was, once its unit is proved
@@ -173,7 +181,6 @@ EXAMPLES = r"""
     worker_api_key: "{{ sglang_api_key }}"
     config: {priority: "{{ drained.worker.priority }}", cost: "{{ drained.worker.cost }}"}
     state: present
-  delegate_to: localhost
 """
 
 RETURN = r"""
@@ -238,14 +245,13 @@ seconds:
   type: float
 """
 
-import time  # noqa: E402
 import traceback  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
 
 try:
     from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics, _router
-    from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS, HttpClient
+    from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS
 except ImportError:  # requests or prometheus_client may be missing where the module runs
     _router = None
     IMPORT_ERROR = traceback.format_exc()
@@ -253,67 +259,9 @@ else:
     IMPORT_ERROR = None
 
 
-class RouterWorker:
-    """One call: the worker drained out of the router, or back in it."""
-
-    def __init__(self, module):
-        self.module = module
-        self.params = module.params
-
-    def run(self):
-        p = self.params
-        router = _router.Router(
-            p["router_url"], api_key=p["router_api_key"], headers=p["router_headers"],
-            validate_certs=p["validate_certs"], timeout=p["request_timeout"],
-        )  # fmt: skip
-        try:
-            if p["state"] == "drained":
-                return _router.drain(
-                    router, p["url"], inflight=self.inflight(), source=p["drain_source"], timeout=p["drain_timeout"],
-                    unwatched=p["drain_unwatched"], min_others=p["min_healthy_others"], interval=p["interval"],
-                    check_mode=self.module.check_mode, require_listed=p["require_listed"],
-                )  # fmt: skip
-            return _router.put_back(
-                router, p["url"], api_key=p["worker_api_key"], config=p["config"], timeout=p["timeout"],
-                interval=p["interval"], check_mode=self.module.check_mode,
-            )  # fmt: skip
-        finally:
-            router.close()
-
-    def inflight(self):
-        p = self.params
-        if p["drain_source"] == "router":
-            return None
-        client = HttpClient(
-            p["metrics_url"] or p["url"], timeout=p["request_timeout"], api_key=p["worker_api_key"],
-            validate_certs=p["validate_certs"],
-        )  # fmt: skip
-        return _router.InFlight(client)
-
-
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            router_url=dict(type="str", required=True),
-            router_api_key=dict(type="str", no_log=True),
-            router_headers=dict(type="dict", default={}),
-            validate_certs=dict(type="bool", default=True),
-            url=dict(type="str", required=True),
-            state=dict(type="str", required=True, choices=["drained", "present"]),
-            worker_api_key=dict(type="str", no_log=True),
-            config=dict(type="dict", default={}),
-            metrics_url=dict(type="str"),
-            drain_source=dict(type="str", default="auto", choices=["auto", "metrics", "router"]),
-            drain_timeout=dict(type="float", default=300),
-            drain_unwatched=dict(type="float", default=30),
-            require_listed=dict(type="bool", default=True),
-            min_healthy_others=dict(type="int", default=1),
-            timeout=dict(type="float", default=120),
-            interval=dict(type="float", default=1),
-            request_timeout=dict(type="float", default=10),
-        ),
-        supports_check_mode=True,
-    )
+    # The module's logic is _router.run's; the action plugin of the same name runs it on the controller.
+    module = AnsibleModule(argument_spec=_router.ARGUMENT_SPEC if _router else {}, supports_check_mode=True)
     if _router is None or not HAS_REQUESTS:
         module.fail_json(msg=missing_required_lib("requests"), exception=IMPORT_ERROR)
     if module.params["drain_source"] != "router" and not _metrics.HAS_PROMETHEUS:
@@ -321,21 +269,14 @@ def main():
             msg=missing_required_lib("prometheus-client (or drain_source=router)"),
             exception=_metrics.PROMETHEUS_IMPORT_ERROR,
         )
-    for option in ("drain_timeout", "timeout", "interval", "request_timeout"):
-        if module.params[option] <= 0:
-            module.fail_json(msg=f"{option} must be a positive number of seconds, got {module.params[option]}")
-    if module.params["drain_unwatched"] < 0 or module.params["min_healthy_others"] < 0:
-        module.fail_json(msg="drain_unwatched and min_healthy_others must not be negative")
-    for option in ("router_url", "url"):
-        if not module.params[option].startswith(("http://", "https://")):
-            module.fail_json(msg=f"{option} must be an http:// or https:// URL, got {module.params[option]!r}")
-    start = time.monotonic()
+    problem = _router.option_problem(module.params)
+    if problem:
+        module.fail_json(msg=problem)
     try:
-        result = RouterWorker(module).run()
+        result = _router.run(module.params, check_mode=module.check_mode)
     except _router.RouterError as exc:
         # What was done before the failure (a drain that removed the worker says when): the caller puts it back.
-        module.fail_json(msg=str(exc), seconds=round(time.monotonic() - start, 3), **exc.details)
-    result["seconds"] = round(time.monotonic() - start, 3)
+        module.fail_json(msg=str(exc), **exc.details)
     module.exit_json(**result)
 
 

@@ -260,3 +260,46 @@ def test_an_unreachable_router_names_the_variable():
 def test_same_url_ignores_a_trailing_slash_and_case():
     assert _router.same_url("http://10.0.0.5:30000/", "HTTP://10.0.0.5:30000")
     assert not _router.same_url("http://10.0.0.5:30000", "http://10.0.0.5:30001")
+
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Out of the router, through the action plugin (on the controller)
+      ddtree.sglang.sglang_router_worker: {{router_url: "{router}", url: "{worker}", state: drained, interval: 0.2}}
+      register: out
+    - name: Back in
+      ddtree.sglang.sglang_router_worker: {{router_url: "{router}", url: "{worker}", state: present, interval: 0.2}}
+      register: back
+    - name: Keep both for the test
+      ansible.builtin.copy:
+        content: "{{{{ {{'out': out, 'back': back}} | to_json }}}}"
+        dest: results.json
+        mode: "0600"
+      check_mode: false
+"""
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_the_action_plugin_runs_it_on_the_controller(two_workers, tmp_path, ansible_cli_env, check):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    router, a, b = two_workers
+    (tmp_path / "play.yml").write_text(PLAY.format(router=router.url, worker=a.base_url))
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", "play.yml"]
+        + (["--check"] if check else []),
+        env=dict(ansible_cli_env, ANSIBLE_PYTHON_INTERPRETER=sys.executable),
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["out"]["changed"] is True and results["out"]["worker"]["url"] == a.base_url
+    assert (results["out"]["removed_at"] is None) is check
+    # Back in the router, whether it ever left it.
+    assert router.listed(a.base_url)["is_healthy"] is True
+    assert results["back"]["changed"] is not check
