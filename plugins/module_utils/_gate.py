@@ -23,7 +23,12 @@ from __future__ import absolute_import, division, print_function
 
 import statistics
 
-from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import SIDE_ERROR, drift, gain_interval
+from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import (
+    SIDE_ERROR,
+    drift,
+    gain_interval,
+    side_margin,
+)
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
 
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
@@ -242,7 +247,7 @@ def _level(b, c, need, slo, policy, extended):
     """One level, the baseline ``b`` against the candidate ``c`` (summaries' levels)."""
     source = "given" if slo else "derived"
     level_slo = dict(slo) if slo else derived_slo(b)
-    drift = _drift(b) + _drift(c)
+    drift = side_margin(_drift(b), _drift(c))
     entry = {
         "concurrency": b["concurrency"],
         "before": b["tokens_per_second"],

@@ -24,7 +24,9 @@ requests of each prompt and its share of busy time), ``RESAMPLES`` times with a 
 samples give the same verdict.
 It sees the request-to-request spread, not what moves a whole side (the machine's load while one side was
 measured, a server's warm state), so the interval is then widened by each side's ``drift`` (how the
-server's pace moved across the window's parts), at least ``SIDE_ERROR``.
+server's pace moved across the window's parts, one standard deviation), at least ``SIDE_ERROR``: the two sides'
+deviations, independent, add in quadrature, and the interval is widened by that many standard deviations as its
+confidence asks (``side_margin``: 1.96 of them at 95 %).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,9 +40,13 @@ import statistics
 RESAMPLES = 1000
 SEED = 20261207
 CONFIDENCE = 0.95
-# What llm_bench's figure may be off by, whole, on a machine under load: within 1 % of the simulator's
-# configured truth at load averages from 1 to 12 (docs/bench.md, "Accuracy"). Each side carries it.
-SIDE_ERROR = 0.01
+# One standard deviation of a side's figure that neither the request bootstrap nor its drift can see, at least:
+# the machine's load moving between the two sides' windows. Measured (docs/bench.md, "Two identical units"):
+# two identical simulated units, each measured as the gate measures it, one after the other, 20 pairs: the
+# gains' deviation was 0.6 % on a quiet machine and 1.3 % with one core busy (0.43 % and 0.9 % a side); CI read
+# -2.0 % once on a fresh machine. A deviation from three parts' paces can read half its true value, so the
+# floor is 1.5 % a side, not 0.9 %.
+SIDE_ERROR = 0.015
 SLO_KEYS = ("ttft_s", "itl_s")
 
 
@@ -173,6 +179,13 @@ class _Resampler:
             if busy > 0:
                 total += tokens / busy * busy_share
         return total
+
+
+def side_margin(*deviations, confidence=CONFIDENCE):
+    """How far, as a fraction, the sides' own errors (one standard deviation each, independent) can move a gain
+    at ``confidence``: z * sqrt(sum of squares), z the normal quantile (1.96 at 95 %)."""
+    z = statistics.NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    return z * sum(d * d for d in deviations) ** 0.5
 
 
 def drift(samples, parts):

@@ -120,7 +120,7 @@ def test_a_gain_at_one_stream_that_turns_into_a_loss_at_sixteen_fails_at_sixteen
     assert v["gate"] == "fail"
     # the same figures as ever (no first token grew), so goodput moves as tok/s does, with its interval
     assert v["gate_msg"].startswith(
-        "gain gate not met: goodput -31.0 % at concurrency 16 (worse, interval -32.4 % to -29.6 %), needs +10.0 %: "
+        "gain gate not met: goodput -31.0 % at concurrency 16 (worse, interval -33.9 % to -28.1 %), needs +10.0 %: "
         "100 % of requests met TTFT <= 1.6 s and ITL <= 39.62 ms (derived from the baseline's "
         "p90) (NEXTN 100 %); tok/s -31.0 % (NEXTN 500 tok/s, DDTREE 345 tok/s)"
     )
@@ -174,8 +174,9 @@ def test_a_gain_within_the_noise_is_inconclusive_and_the_operator_says_what_that
     ext = compare(new, base, min_gain=0.1, inconclusive="extend")
     assert ext["gate"] == "extend" and ext["extend"] == [1] and ext["gains"][0]["ok"] is None
     assert "measuring concurrency 1 once more, longer (ddtree_deploy_gate_inconclusive: extend)" in ext["gate_msg"]
-    # measured again, longer, with a steady +20 %: decided; still inconclusive: fails (the burden of proof)
-    steady = compare(new, base, min_gain=0.1, inconclusive="extend", extended=side({1: [48.0] * 3}))
+    # measured again, longer, with a steady +25 %: decided (a steady +20 % against this jittery baseline reads
+    # +8 % to +33 %: still not shown); still inconclusive: fails (the burden of proof)
+    steady = compare(new, base, min_gain=0.1, inconclusive="extend", extended=side({1: [50.0] * 3}))
     assert steady["gate"] == "pass" and steady["gains"][0]["extended"] and steady["gains"][0]["verdict"] == "better"
     again = compare(new, base, min_gain=0.1, inconclusive="extend", extended=new)
     assert again["gate"] == "fail" and again["gains"][0]["verdict"] == "inconclusive"
