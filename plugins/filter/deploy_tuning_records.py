@@ -84,6 +84,7 @@ def deploy_tuning_records(reports, fallback="nextn", load_mix=None, mix_source=N
     """One tuning record per GPU class."""
     if not isinstance(reports, list):
         raise AnsibleFilterError("deploy_tuning_records: the input must be a list of host reports")
+    load_mix = load_mix or None  # an unset mix templated by an older ansible-core is ''
     problems = _deploy_tuning.mix_errors(load_mix)
     if problems:
         raise AnsibleFilterError("deploy_tuning_records: " + " ".join(problems))

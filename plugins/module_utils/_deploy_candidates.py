@@ -192,10 +192,11 @@ def winner(attempts, mix=None):
     return _tuning.choose(contenders, _tuning.weights(mix, levels))[0]
 
 
-def won(attempts, kept=None, mode="deploy"):
+def won(attempts, kept=None, mode="deploy", mix=None):
     """Which candidate the host serves and of how many, for more than one candidate or a tune:
-    "ddtree+nograph, 2nd of 3" (deploy), "ddtree, the best of 3, +24.0 % at concurrency 16" (tune); None
-    otherwise (a single deploy says what it always said)."""
+    "ddtree+nograph, 2nd of 3" (deploy), "ddtree, the best of 3, +24.0 % at concurrency 16" (tune; with a load
+    mix "+25.7 % over the load mix (1: 90 %, 16: 10 %)"); None otherwise (a single deploy says what it always
+    said)."""
     tried = [a for a in attempts or [] if not a.get("final")]
     chosen = next((a for a in tried if a.get("index") == kept), None)
     if chosen is None or (mode != "tune" and (chosen.get("of") or 1) <= 1):
@@ -204,15 +205,20 @@ def won(attempts, kept=None, mode="deploy"):
     if mode == "tune":
         gain = chosen.get("gain_at_production")
         shown = f", {gain * 100:+.1f} % at concurrency {chosen.get('production_level')}" if gain is not None else ""
+        if mix:
+            levels = _tuning.levels_of(chosen.get("gains"))
+            mix_weights = _tuning.weights(mix, sorted(levels))
+            value = _tuning.score(levels, mix_weights)
+            shown = f", {value * 100:+.1f} % over the load mix ({_tuning.mix_text(mix_weights)})" if value else shown
         return f"{chosen['name']}, the best of {count}{shown}"
     return f"{chosen['name']}, {ordinal(chosen['index'])} of {count}"
 
 
-def outcome_text(outcome, attempts, kept=None, mode="deploy"):
+def outcome_text(outcome, attempts, kept=None, mode="deploy", mix=None):
     """The host's outcome in words: the outcome itself for a single candidate (today's), else which
     candidate won and of how many ("deployed ddtree+nograph, 2nd of 3"), or that none passed."""
     tried = [a for a in attempts or [] if not a.get("final")]
-    which = won(attempts, kept, mode)
+    which = won(attempts, kept, mode, mix)
     if which and outcome in ("deployed", "unchanged"):
         return f"{outcome} {which}"
     count = max([a.get("of") or 1 for a in tried] or [1])

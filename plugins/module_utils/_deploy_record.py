@@ -540,9 +540,11 @@ def summary(record, profile="", journal="", check_mode=False):
         summaries.append(_attempt_summary(attempt, host_journal, step_before, ends_at))
         step_before = summaries[-1]["failed_step"] or step_before
     mode = (tried[0]["candidate"].get("mode") if tried else None) or "deploy"
+    # A tune's load mix (ddtree_deploy_load_mix or Prometheus', in the candidate event): it chooses the winner.
+    mix = (tried[0]["candidate"].get("load_mix") if tried else None) or None
     contenders = [a for a in summaries if not a["final"]]
     if mode == "tune":
-        winner = _candidates.winner(contenders)
+        winner = _candidates.winner(contenders, mix=mix)
     else:
         winner = next((a["index"] for a in contenders if a["result"] == "passed"), None)
     serving = summaries[-1]["index"] if summaries and summaries[-1]["result"] == "passed" else None
@@ -551,8 +553,8 @@ def summary(record, profile="", journal="", check_mode=False):
         "stage": name,
         "touched": touched(record),
         "outcome": the_outcome,
-        "outcome_text": _candidates.outcome_text(the_outcome, summaries, kept, mode),
-        "won": _candidates.won(summaries, kept, mode),
+        "outcome_text": _candidates.outcome_text(the_outcome, summaries, kept, mode, mix),
+        "won": _candidates.won(summaries, kept, mode, mix),
         "tried_text": _candidates.tried_text(summaries) if kept is None else None,
         "mode": mode,
         "failure": failure,

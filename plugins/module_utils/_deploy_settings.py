@@ -14,6 +14,7 @@ from __future__ import absolute_import, annotations, division, print_function
 import re
 from collections.abc import Mapping
 
+from ansible_collections.ddtree.sglang.plugins.module_utils._deploy_tuning import mix_errors, mix_level_errors
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, show
 
 _NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)\s*$")
@@ -116,6 +117,13 @@ RULES = {
         _levels,
         "a list of whole numbers of streams of 1 or more (e.g. [1, 16]), or null",
         "the closed-loop levels the gate measures; null is 1 and the unit's max_running_requests up to 16",
+    ),
+    # A tune's load mix (issue 35): _deploy_tuning's own messages name what is wrong (see errors()).
+    "ddtree_deploy_load_mix": (
+        lambda value: not mix_errors(value),
+        "null or a mapping of concurrency levels (whole numbers, 1 or more) to weights (0 or more, not all 0), "
+        "e.g. {1: 0.2, 16: 0.8}",
+        "the share of the time the host's traffic runs at each level; a tune keeps the candidate that serves it best",
     ),
     "ddtree_deploy_gate_duration": (
         _above(0),
@@ -223,6 +231,10 @@ def errors(settings):
         if not check(value):
             problems.append(f"{name} ({show(value)}) must be {what}: {why}.")
     problems.extend(_prometheus_auth_errors(settings))
+    # A tune's load mix at a level the gate does not measure would score no candidate.
+    problems.extend(
+        mix_level_errors(settings.get("ddtree_deploy_load_mix"), settings.get("ddtree_deploy_gate_concurrency"))
+    )
     # A bake shorter than its interval would take no measurement.
     bake, interval = _whole(settings.get("ddtree_deploy_bake_s")), _whole(settings.get("ddtree_deploy_bake_interval"))
     if bake and interval and interval > bake:

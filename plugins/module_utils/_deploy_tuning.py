@@ -74,6 +74,23 @@ def weights(mix, levels):
     return {max(levels): 1.0} if levels else {}
 
 
+def mix_level_errors(mix, gate_levels):
+    """A mix level the gate does not measure: no candidate would have a score for the mix, so the fallback would
+    win whatever the candidates do. ``gate_levels``: ddtree_deploy_gate_concurrency (None: the default levels,
+    judged when they are known)."""
+    if not mix or mix_errors(mix) or not gate_levels:
+        return []
+    gated = {_level(level) for level in gate_levels}
+    missing = sorted(_level(key) for key, weight in mix.items() if weight and _level(key) not in gated)
+    if not missing:
+        return []
+    return [
+        f"{MIX_VAR} has traffic at concurrency {', '.join(map(str, missing))}, which ddtree_deploy_gate_concurrency "
+        f"({', '.join(str(v) for v in gate_levels)}) does not measure: no candidate could be scored for the mix. Add "
+        "those levels to ddtree_deploy_gate_concurrency, or give the mix the levels the gate measures."
+    ]
+
+
 def verdict(entry):
     """better / worse / inconclusive of one level's gate figure (see the module doc)."""
     if entry.get("verdict") in VERDICTS:
@@ -130,6 +147,41 @@ def choose(contenders, mix_weights):
         if best is None or value > best[1]:
             best = (key, value)
     return (best[0] if best else None), scores
+
+
+def tune_gate(verdict, mix=None):
+    """A tune's gain gate (ddtree_deploy_mode tune): the candidate passes when its gain weighted by the load mix
+    clears the tune's rule (RULE: above 0 and the gate's margin weighted by the mix), whatever one level says: a
+    configuration that loses at 16 streams can still serve a mix that is mostly at one. Each level keeps its own
+    figures and verdict (the crossover). Only a gate that measured every level (pass or fail) is judged again;
+    unmeasured, off and extend stay as the gate gave them. Returns the verdict with ``gate`` and ``gate_msg``
+    replaced and ``tune``: {load_mix, score, needed, level_gate, level_msg}."""
+    if not isinstance(verdict, Mapping) or verdict.get("gate") not in ("pass", "fail"):
+        return verdict
+    levels = levels_of(verdict.get("gains"))
+    mix_weights = weights(mix, sorted(levels))
+    value, need = score(levels, mix_weights), needed(levels, mix_weights)
+    passed = value is not None and value > 0 and value >= need - 1e-9
+    shown = f"{mix_text(mix_weights)}, {MIX_VAR if mix else 'all at the production concurrency'}"
+    if value is None:
+        missing = ", ".join(str(level) for level in sorted(mix_weights) if level not in levels)
+        head = f"tune gate not met: the load mix ({shown}) has concurrency {missing}, which the gate did not measure"
+    else:
+        head = (
+            f"tune gate {'met' if passed else 'not met'}: {_pct(value)} over the load mix ({shown}); it must be "
+            f"above 0 and reach {_pct(round(need, 4))}"
+        )
+    per_level = "; ".join(
+        f"{_pct(fig['gain'])} at concurrency {level} ({fig['verdict']})" for level, fig in sorted(levels.items())
+    )
+    tune = {
+        "load_mix": mix_weights,
+        "score": value,
+        "needed": round(need, 4),
+        "level_gate": verdict.get("gate"),
+        "level_msg": verdict.get("gate_msg"),
+    }
+    return dict(verdict, gate="pass" if passed else "fail", gate_msg=f"{head} (per level: {per_level})", tune=tune)
 
 
 def crossover(rows, fallback):
@@ -301,8 +353,12 @@ def _pct(value):
     return "not measured" if value is None else f"{value * 100:+.1f} %"
 
 
+def mix_text(mix_weights):
+    return ", ".join(f"{level}: {w * 100:.0f} %" for level, w in sorted(mix_weights.items()))
+
+
 def _mix_label(tuning):
-    return ", ".join(f"{level}: {w * 100:.0f} %" for level, w in sorted(tuning["load_mix"].items()))
+    return mix_text(tuning["load_mix"])
 
 
 def markdown(tuning, chart=None):

@@ -78,6 +78,17 @@ BAD_SETTINGS = {
         "Check the gate's, the probe's and the bake's settings",
         'ddtree_deploy_prometheus_url ("http://prom:9090/api/v1") must be null, or Prometheus\' http(s) address',
     ),
+    # A tune's load mix (issue 35): its shape, and a level the gate does not measure (no candidate could be scored).
+    "load mix of a level": (
+        {"ddtree_deploy_load_mix": {"1": 0.9, "sixteen": 0.1}},
+        "Check the gate's, the probe's and the bake's settings",
+        'ddtree_deploy_load_mix ({"1": 0.9, "sixteen": 0.1}) must be null or a mapping of concurrency levels',
+    ),
+    "load mix outside the gate's levels": (
+        {"ddtree_deploy_load_mix": {"1": 0.2, "8": 0.8}, "ddtree_deploy_gate_concurrency": [1, 16]},
+        "Check the gate's, the probe's and the bake's settings",
+        "ddtree_deploy_load_mix has traffic at concurrency 8, which ddtree_deploy_gate_concurrency (1, 16) does not",
+    ),
     # Two settings wrong at once: both named in the one message.
     "min gain mapping and warmup text": (
         {"ddtree_deploy_min_gain": {"sixteen": 0.1}, "ddtree_deploy_gate_warmup": "soon"},

@@ -36,6 +36,9 @@ GOOD = [
     ("ddtree_deploy_bake_failure_limit", 0),
     ("ddtree_deploy_bake_checks", []),
     ("ddtree_deploy_bake_checks", [{"name": "aborts", "bound": 0.05}]),
+    ("ddtree_deploy_load_mix", None),
+    ("ddtree_deploy_load_mix", {1: 0.2, 16: 0.8}),
+    ("ddtree_deploy_load_mix", {"1": 9, "16": 1}),  # JSON keys are text; weights are normalised
     ("ddtree_deploy_prometheus_url", None),
     ("ddtree_deploy_prometheus_url", "http://prom:9090"),
     ("ddtree_deploy_prometheus_url", "https://prom.example.com/prometheus/"),
@@ -77,6 +80,10 @@ BAD = [
     ("ddtree_deploy_prometheus_url", "https://u:p@prom", "without credentials"),
     ("ddtree_deploy_prometheus_timeout", 0, "ddtree_deploy_prometheus_timeout (0) must be a number of seconds"),
     ("ddtree_deploy_prometheus_selector", None, "ddtree_deploy_prometheus_selector (null) must be PromQL"),
+    ("ddtree_deploy_load_mix", [1, 16], "ddtree_deploy_load_mix ([1, 16]) must be null or a mapping of concurrency"),
+    ("ddtree_deploy_load_mix", {0: 1}, "e.g. {1: 0.2, 16: 0.8}"),
+    ("ddtree_deploy_load_mix", {1: -0.5, 16: 1}, "weights (0 or more, not all 0)"),
+    ("ddtree_deploy_load_mix", {1: 0, 16: 0}, "a tune keeps the candidate that serves it best"),
 ]
 
 
@@ -218,3 +225,22 @@ def test_a_bake_interval_longer_than_the_bake_is_refused():
     ]
     # Off, the interval is not compared.
     assert errors({"ddtree_deploy_bake_s": 0, "ddtree_deploy_bake_interval": 15}) == []
+
+
+@pytest.mark.parametrize(
+    ("mix", "levels", "problem"),
+    [
+        ({1: 0.2, 8: 0.8}, [1, 16], "ddtree_deploy_load_mix has traffic at concurrency 8, which "),
+        ({"1": 0.5, "64": 0.5}, [1, 16], "at concurrency 64, which ddtree_deploy_gate_concurrency (1, 16) does not"),
+    ],
+)
+def test_a_mix_at_a_level_the_gate_does_not_measure_is_named_with_the_fix(mix, levels, problem):
+    """No candidate has a score for such a mix: the fallback would win whatever they measure."""
+    (found,) = errors({"ddtree_deploy_load_mix": mix, "ddtree_deploy_gate_concurrency": levels})
+    assert problem in found and "Add those levels to ddtree_deploy_gate_concurrency" in found, found
+
+
+def test_a_mix_within_the_gate_levels_or_with_the_default_levels_passes():
+    assert errors({"ddtree_deploy_load_mix": {1: 0.9, 16: 0.1}, "ddtree_deploy_gate_concurrency": [1, 4, 16]}) == []
+    assert errors({"ddtree_deploy_load_mix": {1: 1, 16: 0}, "ddtree_deploy_gate_concurrency": [1]}) == []
+    assert errors({"ddtree_deploy_load_mix": {1: 0.9, 16: 0.1}, "ddtree_deploy_gate_concurrency": None}) == []

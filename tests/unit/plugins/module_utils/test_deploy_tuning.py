@@ -262,3 +262,118 @@ def test_the_record_drops_into_group_vars_as_it_is(tmp_path, ansible_cli_env):
     assert tuning["crossover"] == json.loads(json.dumps(item["record"]["ddtree_deploy_tuning"]["crossover"]))
     assert tuning["winner"] == "ddtree" and host["ddtree_deploy_candidates"][0]["name"] == "ddtree"
     assert dc.expand(host["ddtree_deploy_candidates"], profiles={"ddtree": {}}, variant_table={})["errors"] == []
+
+
+# ------------------------------------------------------------------ the tune as the role runs it (issue 35)
+
+
+def gate_verdict(*levels, required=0.1):
+    """The gate's verdict as sglang_gate_compare gives it: every level judged on its own (ddtree fails at 16)."""
+    figures = gate(*levels, required=required)
+    for entry in figures["gains"]:
+        entry["verdict"] = "better" if entry["gain"] >= required else "worse"
+    failed = [e for e in figures["gains"] if not e["ok"]]
+    return dict(figures, gate="fail" if failed else "pass", gate_msg="gain gate not met" if failed else "met")
+
+
+def tune_run(figures, mix=None, host="holdout"):
+    """A tune of the role's course: each candidate switched, probed and gated by deploy_tune_gate (the gain gate of
+    vars/main.yml's __ddtree_deploy_gate_compared), failed at the gate or passed; then, as switch.yml does, the
+    winner switched to once more (final) when a later candidate replaced it, or the last-known-good restored (rescue)
+    when none serves the mix. Returns (the host's report, each candidate's gate verdict)."""
+    from ansible_collections.ddtree.sglang.plugins.filter.deploy_tune_gate import deploy_tune_gate
+
+    run, verdicts, t = Run(), {}, 10
+    for i, (name, verdict) in enumerate(figures):
+        judged = deploy_tune_gate(verdict, mode="tune", load_mix=mix)
+        verdicts[name] = judged
+        run.candidate(dict(cand(i + 1, len(figures), name, profile=name, mode="tune"), load_mix=mix), t)
+        run.passes(t, judged, failed_at=None if judged["gate"] == "pass" else judged["gate_msg"])
+        t += 10
+    course = dr.summary(run.record)
+    if course["winner"] is None:
+        run.add("failed", t, {"cause": course["outcome_text"], "figures": {}}).restored(t + 1)
+    else:
+        if course["winner"] != course["serving"]:
+            name, verdict = figures[course["winner"] - 1]
+            final = cand(course["winner"], len(figures), name, profile=name, mode="tune", final=True)
+            final["load_mix"] = mix
+            run.candidate(final, t).passes(t, deploy_tune_gate(verdict, mode="tune", load_mix=mix))
+        run.add("done", t + 20, {"restarted": True})
+    info = {"host": host, "gpu_class": "ampere_48g", "release": "0.5.23", "gate_concurrency": [1, 16]}
+    return dr.report(run.record, dict(info, min_gain=0.1, profile="ddtree")), verdicts
+
+
+HOLDOUT_GATE = [("ddtree", gate_verdict((1, 0.32), (16, -0.31))), ("dflash", gate_verdict((1, 0.16), (16, -0.06)))]
+
+
+def test_done_when_production_at_16_ends_on_nextn_with_the_crossover_of_both():
+    """Issue 35: tune a holdout host with [ddtree, dflash] gated at [1, 16]; production at 16 (no mix)."""
+    report, verdicts = tune_run(HOLDOUT_GATE)
+    assert verdicts["ddtree"]["gate"] == "fail" and verdicts["dflash"]["gate"] == "fail"
+    assert verdicts["ddtree"]["gate_msg"].startswith(
+        "tune gate not met: -31.0 % over the load mix (16: 100 %, all at the production concurrency); it must be "
+        "above 0 and reach +10.0 %"
+    ), verdicts["ddtree"]["gate_msg"]
+    # The host ends on the fallback: restored (rescue.yml puts the snapshot back byte for byte and proves it).
+    assert report["outcome"] == "rolled_back" and report["kept"] is None
+    assert [(c["name"], c["failed_step"]) for c in report["candidates"]] == [("ddtree", "gate"), ("dflash", "gate")]
+    tuning = dt.tuning_records([report])[0]["record"]["ddtree_deploy_tuning"]
+    assert [(e["concurrency"], e["winner"]) for e in tuning["crossover"]] == [(1, "ddtree"), (16, "nextn")]
+    assert tuning["crossover"][0]["gains"] == {"ddtree": 0.32, "dflash": 0.16}
+    assert tuning["crossover"][1]["gains"] == {"ddtree": -0.31, "dflash": -0.06}
+    assert tuning["winner"] == "nextn"
+
+
+def test_done_when_a_mix_mostly_at_one_stream_keeps_ddtree_on_the_host():
+    """The same tune with ddtree_deploy_load_mix {1: 0.9, 16: 0.1}: ddtree fails its level at 16, yet serves the
+    mix best (+25.7 % against dflash's +13.8 %); the host serves it (switched back to after dflash)."""
+    mix = {1: 0.9, 16: 0.1}
+    report, verdicts = tune_run(HOLDOUT_GATE, mix=mix)
+    assert verdicts["ddtree"]["gate"] == "pass" and verdicts["ddtree"]["tune"]["level_gate"] == "fail"
+    assert verdicts["ddtree"]["gate_msg"] == (
+        "tune gate met: +25.7 % over the load mix (1: 90 %, 16: 10 %, ddtree_deploy_load_mix); it must be above 0 "
+        "and reach +10.0 % (per level: +32.0 % at concurrency 1 (better); -31.0 % at concurrency 16 (worse))"
+    )
+    assert report["outcome"] == "deployed" and report["candidate"] == "ddtree" and report["kept"] == 1
+    assert report["outcome_text"] == "deployed ddtree, the best of 2, +25.7 % over the load mix (1: 90 %, 16: 10 %)"
+    tuning = dt.tuning_records([report], load_mix=mix)[0]["record"]["ddtree_deploy_tuning"]
+    assert tuning["winner"] == "ddtree" and [e["winner"] for e in tuning["crossover"]] == ["ddtree", "nextn"]
+
+
+def test_the_host_keeps_what_the_mix_chose_from_the_record_alone():
+    """The record's summary (the host's course) judges the tune by the mix its candidate events carry."""
+    run = Run()
+    mix = {"1": 0.9, "16": 0.1}  # as JSON gives it back
+    for i, name in enumerate(("dflash", "ddtree")):
+        figures = dict(HOLDOUT_GATE)[name]
+        run.candidate(dict(cand(i + 1, 2, name, profile=name, mode="tune"), load_mix=mix), 10 + 10 * i)
+        run.passes(10 + 10 * i, dict(figures, gate="pass"))
+    assert dr.summary(run.record)["winner"] == 2
+    without = Run()
+    for i, name in enumerate(("dflash", "ddtree")):
+        without.candidate(cand(i + 1, 2, name, profile=name, mode="tune"), 10 + 10 * i)
+        without.passes(10 + 10 * i, dict(dict(HOLDOUT_GATE)[name], gate="pass"))
+    assert dr.summary(without.record)["winner"] is None  # all at 16: neither beats NEXTN
+
+
+@pytest.mark.parametrize("gate_state", ["unmeasured", "off", "extend"])
+def test_the_tune_gate_leaves_a_gate_that_did_not_judge_every_level_as_it_is(gate_state):
+    verdict = dict(gate_verdict((1, 0.32)), gate=gate_state, gate_msg="as the gate said")
+    assert dt.tune_gate(verdict, {1: 1}) == verdict
+
+
+def test_the_tune_gate_outside_a_tune_is_the_gate():
+    from ansible_collections.ddtree.sglang.plugins.filter.deploy_tune_gate import deploy_tune_gate
+
+    verdict = gate_verdict((1, 0.32), (16, -0.31))
+    assert deploy_tune_gate(verdict, mode="deploy", load_mix={1: 1}) is verdict
+    assert deploy_tune_gate(verdict, mode="tune", load_mix="")["gate"] == "fail"  # '' is no mix (older ansible-core)
+
+
+def test_the_tune_gate_names_a_mix_level_the_gate_did_not_measure():
+    judged = dt.tune_gate(gate_verdict((1, 0.32), (16, -0.31)), {1: 0.5, 8: 0.5})
+    assert judged["gate"] == "fail" and judged["gate_msg"].startswith(
+        "tune gate not met: the load mix (1: 50 %, 8: 50 %, ddtree_deploy_load_mix) has concurrency 8, which the "
+        "gate did not measure"
+    )
