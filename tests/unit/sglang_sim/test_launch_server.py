@@ -591,6 +591,7 @@ def test_a_stream_slows_down_when_others_join_and_speeds_up_when_they_leave(sgla
     assert _decode_rate(marks, since=left + 0.02) == pytest.approx(100, rel=0.1)
 
 
+@pytest.mark.wallclock
 def test_closed_loop_aggregate_is_the_configured_truth(sglang_sim):
     """README "Batching": N closed-loop streams of T tokens give N*T / (ttft + (T-1)/rate(N)) tok/s."""
     sim = sglang_sim(algorithm="NEXTN", behaviour=RATES, mode=None)

