@@ -333,16 +333,25 @@ def tuning_records(reports, fallback="nextn", load_mix=None, mix_source=None):
     for gpu_class, hosts in _tuned(reports).items():
         record = _record(gpu_class, hosts, fallback, load_mix, mix_source)
         tuning = record["ddtree_deploy_tuning"]
-        out.append(
-            {
-                "gpu_class": gpu_class,
-                "dest": f"tuning-{gpu_class}.yml",
-                "record": record,
-                "chart_dest": f"tuning-{gpu_class}.svg",
-                "markdown": markdown(tuning, f"tuning-{gpu_class}.svg"),
-                "chart": svg(tuning),
-            }
-        )
+        entry = {
+            "gpu_class": gpu_class,
+            "dest": f"tuning-{gpu_class}.yml",
+            "record": record,
+            "chart_dest": f"tuning-{gpu_class}.svg",
+            "markdown_dest": f"tuning-{gpu_class}.md",
+            "markdown": markdown(tuning, f"tuning-{gpu_class}.svg"),
+            "chart": svg(tuning),
+        }
+        # What the role writes beside the run summary (report.yml's loop: each a template of the role and its dest).
+        entry["files"] = [
+            dict(entry, src=src, dest=dest)
+            for src, dest in (
+                ("tuning_record.yml.j2", entry["dest"]),
+                ("tuning_chart.svg.j2", entry["chart_dest"]),
+                ("tuning_crossover.md.j2", entry["markdown_dest"]),
+            )
+        ]
+        out.append(entry)
     return out
 
 

@@ -1,0 +1,106 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a tune leaves beside the run summary (issue 35), written as report.yml writes it: the role's own defaults,
+vars (__ddtree_deploy_run_files) and templates, run by ansible-playbook on the host reports of the holdout tune
+(DDTree +32 % at one stream and -31 % at 16, DFLASH +16 % and -6 %) with a load mix of {1: 0.9, 16: 0.1}."""
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "module_utils"))
+from test_deploy_tuning import HOLDOUT_GATE, tune_run  # noqa: E402
+
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "ddtree_deploy"
+SVG = "{http://www.w3.org/2000/svg}"
+
+PLAY = """
+- hosts: all
+  gather_facts: false
+  vars_files: [ROLE/defaults/main.yml, ROLE/vars/main.yml]
+  vars:
+    __ddtree_deploy_run_id: run
+  tasks:
+    - name: As report.yml gathers the host's report
+      ansible.builtin.set_fact:
+        __ddtree_deploy_report_data: "{{ reports[inventory_hostname] }}"
+    - name: As report.yml writes the run's files
+      ansible.builtin.template:
+        src: "{{ item.src }}"
+        dest: "{{ out }}/{{ item.dest }}"
+        mode: "0600"
+      loop: "{{ __ddtree_deploy_run_files }}"
+      loop_control: {label: "{{ item.dest }}"}
+      delegate_to: localhost
+      run_once: true
+"""
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory, ansible_cli_env):
+    tmp = tmp_path_factory.mktemp("tune-files")
+    (tmp / "templates").symlink_to(ROLE / "templates", target_is_directory=True)
+    (tmp / "play.yml").write_text(PLAY.replace("ROLE", str(ROLE)))
+    out = tmp / "out"
+    out.mkdir()
+    mix = {"1": 0.9, "16": 0.1}
+    reports = {"holdout": tune_run(HOLDOUT_GATE, mix=mix)[0]}
+    extra = {"reports": reports, "out": str(out), "ansible_python_interpreter": sys.executable}
+    extra.update(ddtree_deploy_load_mix=mix)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "holdout,", "-c", "local", "play.yml"]
+        + ["--extra-vars", json.dumps(extra)],
+        env=ansible_cli_env, cwd=tmp, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_a_tune_writes_the_record_the_chart_and_the_table_beside_the_summary(written):
+    assert sorted(p.name for p in written.iterdir()) == [
+        "summary.json",
+        "summary.md",
+        "tuning-ampere_48g.md",
+        "tuning-ampere_48g.svg",
+        "tuning-ampere_48g.yml",
+    ]
+    record = yaml.safe_load((written / "tuning-ampere_48g.yml").read_text())
+    tuning = record["ddtree_deploy_tuning"]
+    assert tuning["winner"] == "ddtree" and tuning["mix_source"] == "ddtree_deploy_load_mix"
+    assert tuning["load_mix"] == {1: 0.9, 16: 0.1}
+    assert [(e["concurrency"], e["winner"], e["gains"]) for e in tuning["crossover"]] == [
+        (1, "ddtree", {"ddtree": 0.32, "dflash": 0.16}),
+        (16, "nextn", {"ddtree": -0.31, "dflash": -0.06}),
+    ]
+    assert record["ddtree_deploy_candidates"][0]["name"] == "ddtree"
+
+
+def test_the_summary_shows_the_crossover_table_and_links_the_chart(written):
+    md = (written / "summary.md").read_text()
+    assert "## Crossover (tune)" in md
+    rows = [line for line in md.splitlines() if line.startswith("| 1 |") or line.startswith("| 16 |")]
+    assert "| 1 | +32.0 % better | +16.0 % better | `ddtree` |" in rows, rows
+    assert "| 16 | -31.0 % worse | -6.0 % worse | `nextn` |" in rows, rows
+    assert "| load mix (1: 90 %, 16: 10 %) | +25.7 % | +13.8 % | **`ddtree`** (kept) |" in md
+    assert "![Gain against concurrency per candidate, ampere_48g](tuning-ampere_48g.svg)" in md
+    assert (written / "tuning-ampere_48g.md").read_text().strip() in md
+
+
+def test_the_chart_beside_it_parses_with_both_curves_the_zero_line_and_the_mix(written):
+    root = ET.fromstring((written / "tuning-ampere_48g.svg").read_text())
+    assert root.tag == SVG + "svg"
+    curves = {p.get("data-name"): p.get("points").split() for p in root.iter(SVG + "polyline")}
+    assert set(curves) == {"ddtree", "dflash"} and all(len(points) == 2 for points in curves.values())
+    zero = [line for line in root.iter(SVG + "line") if line.get("class") == "zero"]
+    assert len(zero) == 1
+    y0 = float(zero[0].get("y1"))
+    for name, (at1, at16) in curves.items():
+        assert float(at1.split(",")[1]) < y0 < float(at16.split(",")[1]), name  # above zero at 1, below at 16
+    marks = {int(m.get("data-concurrency")): float(m.get("data-weight")) for m in root.iter(SVG + "line")
+             if m.get("class") == "mix"}  # fmt: skip
+    assert marks == {1: 0.9, 16: 0.1}
