@@ -54,6 +54,16 @@ def _days(seconds):
     return f"{round(seconds / 60):g} min"
 
 
+# A minute with fewer running requests than this is idle: it carries no load, so no share of the mix.
+IDLE_BELOW = 0.5
+
+
+def _boundaries(levels):
+    """Where one level's share of the load ends and the next one's begins: the geometric mean of two neighbours
+    (concurrency is read on a log scale: 3 is as far from 1 as 9 is from 3)."""
+    return [round(math.sqrt(levels[i] * levels[i + 1]), 4) for i in range(len(levels) - 1)]
+
+
 class TrafficLevels:
     def __init__(self, client, selector, window="7d", cap=None):
         if not selector or not str(selector).strip():
@@ -82,8 +92,26 @@ class TrafficLevels:
         res = self._query(f"count by (job, instance) (last_over_time({METRIC}{{{self.selector}}}[{self.window}]))")
         return [(s.labels.get("job"), s.labels.get("instance")) for s in res.series]
 
-    def read(self):
-        """{levels, quantiles, minutes, window, cap, queries, warnings, msg}; TrafficError without history."""
+    def mix(self, levels, minutes):
+        """The load mix over ``levels`` (issue 35): the share of the window's busy minutes (IDLE_BELOW running
+        requests or more) nearest each level, neighbours split at their geometric mean; None without a busy
+        minute. With the words that say it."""
+        summed = f"sum({METRIC}{{{self.selector}}})"
+        at_most = []
+        for bound in [IDLE_BELOW] + _boundaries(levels):
+            value = self._query(f"sum_over_time(({summed} <= bool {bound:g})[{self.window}:{STEP}])").value()
+            at_most.append(0 if value is None or math.isnan(value) else int(round(value)))
+        busy = int(minutes or 0) - at_most[0]
+        if busy <= 0:
+            return None, "no busy minute in the window: no load mix from Prometheus"
+        ends = at_most[1:] + [int(minutes)]  # the minutes at or below each level's upper boundary
+        mix = {level: round((ends[i] - at_most[i]) / busy, 4) for i, level in enumerate(levels)}
+        shares = ", ".join(f"{weight * 100:.0f} % nearest {level}" for level, weight in mix.items())
+        return mix, f"your traffic's busy minutes: {shares}"
+
+    def read(self, mix_levels=None):
+        """{levels, quantiles, minutes, window, cap, mix, mix_msg, queries, warnings, msg}; TrafficError without
+        history. ``mix_levels``: the levels the mix is over (the gate's), else the levels read."""
         units = self._units()
         if not units:
             raise TrafficError(
@@ -116,7 +144,10 @@ class TrafficLevels:
         msg = f"your traffic: p50 {_n(quantiles['p50'])}, p90 {_n(quantiles['p90'])} running requests over {over}"
         if self.cap and any(v is not None and round(v) > self.cap for v in quantiles.values()):
             msg += f" (capped at the unit's max_running_requests, {self.cap})"
+        mix, mix_msg = self.mix(sorted({int(v) for v in mix_levels or levels}), minutes)
         return {
+            "mix": mix,
+            "mix_msg": mix_msg,
             "levels": sorted(levels),
             "quantiles": quantiles,
             "minutes": int(minutes or 0),
@@ -133,9 +164,9 @@ def _n(value):
     return "?" if value is None else str(max(1, int(round(value)))) if value >= 0.5 else f"{value:g}"
 
 
-def read(client, selector, window="7d", cap=None):
+def read(client, selector, window="7d", cap=None, mix_levels=None):
     """TrafficLevels(...).read(), with Prometheus' own errors as TrafficError (the message its client gave)."""
     try:
-        return TrafficLevels(client, selector, window, cap).read()
+        return TrafficLevels(client, selector, window, cap).read(mix_levels)
     except PrometheusError as exc:
         raise TrafficError(str(exc)) from None

@@ -45,6 +45,12 @@ options:
     description:
       - The unit's C(max_running_requests), above which no level is gated (a batch the unit cannot run is a queue).
     type: int
+  mix_levels:
+    description:
+      - The levels the load mix (RV(mix)) is over, e.g. the gate's C(ddtree_deploy_gate_concurrency); default the
+        levels the module returns.
+    type: list
+    elements: int
 seealso:
   - module: ddtree.sglang.llm_bench
 """
@@ -86,6 +92,20 @@ window:
   returned: always
   type: str
   sample: 7d
+mix:
+  description:
+    - The load mix of the unit's traffic over the levels (O(mix_levels), else RV(levels)) - each level's share of the
+      window's busy minutes (at least one running request, summed over its ranks) nearest it, two neighbouring
+      levels split at their geometric mean (concurrency on a log scale). A tune chooses by it when
+      C(ddtree_deploy_load_mix) is not given (docs/deploy.md, "Tune"). null without a busy minute.
+  returned: success
+  type: dict
+  sample: {1: 0.1443, 9: 0.5052, 22: 0.3505}
+mix_msg:
+  description: The mix in words.
+  returned: success
+  type: str
+  sample: "your traffic's busy minutes: 14 % nearest 1, 51 % nearest 9, 35 % nearest 22"
 cap:
   description: The cap applied (none when not given).
   returned: always
@@ -117,7 +137,12 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # no
 from ansible_collections.ddtree.sglang.plugins.module_utils import _prometheus  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._traffic import TrafficError, read  # noqa: E402
 
-ARGUMENT_SPEC = dict(_prometheus.argument_spec(), window=dict(type="str", default="7d"), cap=dict(type="int"))
+ARGUMENT_SPEC = dict(
+    _prometheus.argument_spec(),
+    window=dict(type="str", default="7d"),
+    cap=dict(type="int"),
+    mix_levels=dict(type="list", elements="int"),
+)
 
 
 def main():
@@ -128,9 +153,11 @@ def main():
         module.fail_json(msg=missing_required_lib("requests"), exception=_prometheus.REQUESTS_IMPORT_ERROR, **base)
     if not p["prometheus_url"]:
         module.fail_json(msg="prometheus_url is required: the Prometheus server that scrapes the unit", **base)
+    if any(level < 1 for level in p["mix_levels"] or []):
+        module.fail_json(msg=f"mix_levels must be concurrency levels of 1 or more; got {p['mix_levels']}", **base)
     try:
         client = _prometheus.client_from_params(p)
-        result = read(client, p["prometheus_selector"], p["window"], p["cap"])
+        result = read(client, p["prometheus_selector"], p["window"], p["cap"], p["mix_levels"])
     except (TrafficError, _prometheus.PrometheusError) as exc:
         module.fail_json(msg=str(exc), **base)
     module.exit_json(changed=False, **result)

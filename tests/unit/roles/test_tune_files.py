@@ -104,3 +104,49 @@ def test_the_chart_beside_it_parses_with_both_curves_the_zero_line_and_the_mix(w
     marks = {int(m.get("data-concurrency")): float(m.get("data-weight")) for m in root.iter(SVG + "line")
              if m.get("class") == "mix"}  # fmt: skip
     assert marks == {1: 0.9, 16: 0.1}
+
+
+MIX_PLAY = """
+- hosts: all
+  gather_facts: false
+  vars_files: [ROLE/defaults/main.yml, ROLE/vars/main.yml]
+  tasks:
+    - name: As baseline.yml registers sglang_traffic's result (a skipped task's result without Prometheus)
+      ansible.builtin.set_fact:
+        __ddtree_deploy_traffic: "{{ traffic }}"
+    - name: The mix a tune judges by, and its source
+      ansible.builtin.copy:
+        content: "{{ {'mix': __ddtree_deploy_load_mix, 'source': __ddtree_deploy_mix_source} | to_json }}"
+        dest: "{{ out }}"
+        mode: "0600"
+      delegate_to: localhost
+"""
+
+TRAFFIC = {
+    "changed": False,
+    "levels": [1, 9, 22],
+    "mix": {"1": 0.1443, "9": 0.5052, "22": 0.3505},
+    "mix_msg": "your traffic's busy minutes: 14 % nearest 1, 51 % nearest 9, 35 % nearest 22",
+}
+
+
+@pytest.mark.parametrize(
+    ("given", "traffic", "mix", "source"),
+    [
+        (None, TRAFFIC, TRAFFIC["mix"], "Prometheus (" + TRAFFIC["mix_msg"] + ")"),
+        ({"1": 0.9, "16": 0.1}, TRAFFIC, {"1": 0.9, "16": 0.1}, "ddtree_deploy_load_mix"),  # the operator's wins
+        (None, {"changed": False, "skipped": True}, None, None),  # no Prometheus: the production concurrency
+    ],
+)
+def test_the_mix_is_the_operators_else_the_prometheus_history(tmp_path, ansible_cli_env, given, traffic, mix, source):
+    (tmp_path / "play.yml").write_text(MIX_PLAY.replace("ROLE", str(ROLE)))
+    out = tmp_path / "mix.json"
+    extra = {"traffic": traffic, "out": str(out), "ansible_python_interpreter": sys.executable}
+    extra["ddtree_deploy_load_mix"] = given
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "holdout,", "-c", "local", "play.yml"]
+        + ["--extra-vars", json.dumps(extra)],
+        env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out.read_text()) == {"mix": mix, "source": source}

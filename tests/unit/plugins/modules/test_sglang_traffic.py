@@ -68,6 +68,34 @@ def test_the_levels_are_one_and_the_fed_historys_p50_and_p90(week):
     assert r["minutes"] >= 0.99 * WEEK_MINUTES and r["changed"] is False
 
 
+def fed_mix(fed, levels):
+    """The mix the fed history has: busy minutes (0.5 running requests or more) by the nearest level on a log
+    scale (split at the geometric mean of two neighbours)."""
+    busy = [v for v in fed if v >= 0.5]
+    bounds = [(a * b) ** 0.5 for a, b in zip(levels, levels[1:], strict=False)] + [float("inf")]
+    counts = [0] * len(levels)
+    for v in busy:
+        counts[next(i for i, b in enumerate(bounds) if v <= b)] += 1
+    return {level: c / len(busy) for level, c in zip(levels, counts, strict=True)}
+
+
+def test_the_load_mix_is_the_historys_busy_minutes_by_their_nearest_level(week):
+    """Issue 35: the Prometheus history as a tune's load mix, over the levels read or over the gate's."""
+    server, fed = week
+    failed, r = run(server, cap=64)
+    assert not failed, r["msg"]
+    expected = fed_mix(fed, [1, 9, 22])
+    assert {int(k): v for k, v in r["mix"].items()} == {k: pytest.approx(v, abs=0.003) for k, v in expected.items()}
+    # Of every 100 minutes: 3 idle, 14 at 3 or fewer, 49 up to 14.07 (the geometric mean of 9 and 22), 34 above.
+    assert expected == {level: pytest.approx(n / 97, abs=0.002) for level, n in ((1, 14), (9, 49), (22, 34))}
+    assert r["mix_msg"] == "your traffic's busy minutes: 14 % nearest 1, 51 % nearest 9, 35 % nearest 22"
+    failed, r = run(server, mix_levels=[16, 1])
+    assert not failed, r["msg"]
+    expected = fed_mix(fed, [1, 16])
+    assert {int(k): v for k, v in r["mix"].items()} == {k: pytest.approx(v, abs=0.003) for k, v in expected.items()}
+    assert r["levels"] == [1, 9, 22]  # the levels read are still the history's
+
+
 def test_the_unit_s_max_running_requests_caps_the_levels(week):
     server, _fed = week
     failed, r = run(server, cap=16)
