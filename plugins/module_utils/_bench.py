@@ -32,6 +32,7 @@ import json
 import math
 import threading
 import time
+from email.utils import parsedate_to_datetime
 
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import as_number, check_slo, stream_rate
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
@@ -87,6 +88,7 @@ DEFAULTS = {
     "repeats": 1,
     "greedy_tokens": 0,
     "greedy_prompts": None,
+    "max_error_share": 0.05,
 }
 # The default deadline's margin beyond every level's warmup, window and last request: model
 # discovery and thread start-up take well under a second; 5 s is room for a loaded controller.
@@ -96,6 +98,13 @@ ERROR_MESSAGES = 5  # distinct error messages kept per level
 MODELS_TIMEOUT = 10.0
 # How long a worker thread may take to notice it was stopped (its socket was shut down already).
 JOIN_TIMEOUT = 5.0
+# A server that refuses (429 Too Many Requests, 503 Service Unavailable) asks for a pause: its stream waits
+# Retry-After seconds before its next request, else BACKOFF_FIRST_S doubling to BACKOFF_MAX_S while refusals
+# follow each other (RFC 9110 10.2.3; what an OpenAI client does). Resending at once would measure nothing but
+# the refusals, and add to the load the server is shedding.
+THROTTLE_STATUSES = (429, 503)
+BACKOFF_FIRST_S = 0.25
+BACKOFF_MAX_S = 8.0
 
 
 # What each greedy answer keeps of the probe's result (llm_probe's RETURN says what each is).
@@ -159,6 +168,8 @@ class Record:
         "cut",
         "rid",
         "prompt",
+        "error_kind",
+        "retry_after",
     )
 
     def __init__(self, worker, start, counted=True):
@@ -174,6 +185,8 @@ class Record:
         self.cut = False  # stopped by the deadline: neither completed nor an error
         self.rid = None  # the completion's id, as the server names the request in its logs
         self.prompt = None  # its index in the prompt set
+        self.error_kind = None  # "HTTP 429", "reset", "timeout", "error event", ... (errors are grouped by it)
+        self.retry_after = None  # a refusal (429/503): the seconds its Retry-After asked for, or -1 without one
 
     @property
     def completed(self):
@@ -231,16 +244,22 @@ def level_figures(records, concurrency, window_start=0.0, slo=None):
         if len(r.times) > 1 and r.tokens > r.first_tokens:
             decode.append((r.tokens - r.first_tokens) / (r.times[-1] - r.times[0]))
     messages = []
+    kinds = {}
     for r in errors:
         if r.error not in messages and len(messages) < ERROR_MESSAGES:
             messages.append(r.error)
+        kind = kinds.setdefault(r.error_kind or "error", {"count": 0, "first": r.error})
+        kind["count"] += 1
+    judged = len(done) + len(errors)
     figures = {
         "concurrency": concurrency,
         "output_tokens_per_second": _r(stream_rate(samples, lambda s: s["tokens"]), 2) if done else None,
         "requests_per_second": _r(stream_rate(samples, lambda s: 0 if s.get("error") else 1), 3) if done else None,
         "completed": len(done),
         "output_tokens": sum(r.tokens for r in done),
-        "errors": {"count": len(errors), "messages": messages},
+        "errors": {"count": len(errors), "messages": messages, "kinds": kinds},
+        # The share of the counted requests that ended (cut ones aside) that failed.
+        "error_share": _r(len(errors) / float(judged)) if judged else None,
         "cut": sum(1 for r in counted if r.cut),
         "streams_measured": len({s["stream"] for s in samples}),
         "ttft_s": distribution(ttfts),
@@ -311,6 +330,7 @@ class Bench:
             o["slo"] = check_slo(o["slo"])
         except ValueError as exc:
             raise BenchError(str(exc)) from None
+        o["max_error_share"] = _share(o["max_error_share"])
         o["temperature"] = _sampling("temperature", o["temperature"], 0.0, None)
         if o["top_p"] is not None:
             o["top_p"] = _sampling("top_p", o["top_p"], 0.0, 1.0, low_open=True)
@@ -422,6 +442,8 @@ class Bench:
                     f"no request completed at concurrency {level['concurrency']} "
                     f"({level['errors']['count']} error(s); first: {first})"
                 )
+            elif (level["error_share"] or 0) > self.o["max_error_share"]:
+                reasons.append(self._error_share_reason(level))
             elif level["streams_measured"] < level["concurrency"] and not level.get("cut_by_deadline"):
                 # A stream busy with one request from before the window to after it has no counted
                 # request: the aggregate would miss its share and read low.
@@ -432,6 +454,26 @@ class Bench:
                     "max_tokens"
                 )
         return reasons
+
+    def _error_share_reason(self, level):
+        """Why a level with too many failed requests fails: the share, each kind's count and first words, the fix."""
+        errors = level["errors"]
+        kinds = sorted(errors["kinds"].items(), key=lambda kv: -kv[1]["count"])
+        counts = ", ".join(f"{kind} x {info['count']}" for kind, info in kinds)
+        firsts = "; ".join(f"first {kind}: {cut(info['first'], 200)}" for kind, info in kinds)
+        refused = [kind for kind, _info in kinds if kind in ("HTTP 429", "HTTP 503")]
+        fix = (
+            "the server refused the load (it sheds requests): lower concurrency to what it admits, or raise its "
+            "capacity"
+            if refused
+            else "the server failed these requests: see the first of each kind"
+        )
+        return (
+            f"at concurrency {level['concurrency']}, {100 * level['error_share']:.0f} % of the counted requests "
+            f"failed ({errors['count']} of {errors['count'] + level['completed']}: {counts}), above "
+            f"max_error_share {_num(100 * self.o['max_error_share'])} %, so its figures are not a measurement: "
+            f"{fix}; {firsts}"
+        )
 
     def _deadline_reason(self, res):
         skipped = [str(x["concurrency"]) for x in res["levels"] if x.get("skipped")]
@@ -527,14 +569,17 @@ class Bench:
         window_start = t0 + self.o["warmup"]
         window_end = window_start + self.o["duration"]
         cond = threading.Condition()
-        state = {"pending": 0, "stop": False}
+        state = {"pending": 0, "stop": False, "backoff_s": 0.0, "backoffs": 0}
         records = []
         clients = [self._client() for _worker in range(n)]
 
         def worker(i):
             client = clients[i]
             k = i  # each worker walks the prompt set from its own offset
+            pause = 0.0  # the wait a refusal asked for, before this stream's next request
             while True:
+                if pause > 0:
+                    self._back_off(cond, state, pause)
                 with cond:
                     start = clock()
                     if state["stop"] or (start >= window_end and state["pending"] == 0):
@@ -546,6 +591,7 @@ class Bench:
                 rec.prompt = k % len(self.prompts)
                 self._request(client, self.prompts[rec.prompt], rec, state)
                 k += 1
+                pause = _pause(rec, pause)
                 with cond:
                     records.append(rec)
                     if counted:
@@ -567,6 +613,7 @@ class Bench:
                     break
                 cond.wait(min(self.deadline, max(window_end, now + 0.05)) - now)
             state["stop"] = True
+            cond.notify_all()  # streams waiting out a refusal end now
         # Cut what is still in flight: requests begun after the window (not counted), or, at the
         # deadline, counted ones too (recorded as cut).
         for client in clients:
@@ -581,11 +628,24 @@ class Bench:
         figures = level_figures(records, n, window_start, self.o["slo"])
         figures["rates"] = repeat_rates(records, n, window_start, self.o["duration"], self.o["repeats"])
         figures["window_s"] = _r(self.o["duration"], 3)
+        figures["backoff"] = {"waits": state["backoffs"], "seconds": _r(state["backoff_s"], 3)}
         figures["elapsed_s"] = _r(clock() - t0, 3)
         figures["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
         if reached:
             figures["cut_by_deadline"] = True
         return figures, reached
+
+    def _back_off(self, cond, state, seconds):
+        """Wait ``seconds`` (a refusal's Retry-After or backoff) before a stream's next request, or until the level
+        stops or the deadline comes."""
+        clock = self.clock
+        start = clock()
+        end = min(start + seconds, self.deadline)
+        with cond:
+            while not state["stop"] and clock() < end:
+                cond.wait(end - clock())
+            state["backoffs"] += 1
+            state["backoff_s"] += clock() - start
 
     def _request(self, client, item, rec, state):
         """Send one streamed request and read it into ``rec``; never raises for what a server does."""
@@ -600,12 +660,11 @@ class Bench:
             timeout = min(o["timeout"], self.deadline - clock())
             resp = client.request("POST", path, json_body=self._payload(item), timeout=timeout, stream=True)
             if resp.status_code != 200:
-                rec.error = http_status_error(
-                    "POST", url, resp.status_code, resp.text, resp.headers.get("location")
-                ).message
+                _refused(rec, resp, url)
                 return
             ctype = resp.headers.get("content-type", "").lower()
             if "event-stream" not in ctype:
+                rec.error_kind = "not an event stream"
                 rec.error = (
                     f"POST {url} answered 200 with content-type {ctype or '(none)'}, not an event stream: "
                     "the server must support stream: true"
@@ -635,20 +694,23 @@ class Bench:
                 raise resp.watchdog.error(url)
             rec.end = t_done or clock()
             if stream.error:
+                rec.error_kind = "error event"
                 rec.error = f"error in the stream after {stream.completion_tokens} token(s): {cut(stream.error, 300)}"
             elif not stream.done and not stream.finish_reason:
+                rec.error_kind = "cut off"
                 rec.error = (
                     f"the stream ended without a finish reason or [DONE] after {stream.completion_tokens} token(s)"
                 )
             rec.tokens = stream.completion_tokens
             rec.token_source = stream.token_source
         except HttpError as exc:
-            self._failed(rec, state, exc.message)
+            self._failed(rec, state, exc.message, exc.kind)
         except Exception as exc:  # requests' and urllib3's mid-stream errors, or the level's abort
             if resp is not None and resp.watchdog.fired and not state["stop"]:
-                self._failed(rec, state, resp.watchdog.error(url).message)
+                self._failed(rec, state, resp.watchdog.error(url).message, "timeout")
             else:
-                self._failed(rec, state, describe_transport_error(exc, "POST", url, o["timeout"])[1])
+                kind, message = describe_transport_error(exc, "POST", url, o["timeout"])
+                self._failed(rec, state, message, kind)
         finally:
             if rec.end is None:
                 rec.end = clock()
@@ -657,11 +719,30 @@ class Bench:
                 resp.watchdog.cancel()
                 resp.close()
 
-    def _failed(self, rec, state, message):
+    def _failed(self, rec, state, message, kind):
         if state["stop"] or self.clock() >= self.deadline:
             rec.cut = True  # stopped by the level's end or the deadline, not the server's doing
         else:
-            rec.error = message
+            rec.error, rec.error_kind = message, kind
+
+
+def _refused(rec, resp, url):
+    """A non-200 answer as the record's error, its kind "HTTP <status>"; a 429 or 503 keeps its Retry-After."""
+    rec.error = http_status_error("POST", url, resp.status_code, resp.text, resp.headers.get("location")).message
+    rec.error_kind = f"HTTP {resp.status_code}"
+    if resp.status_code in THROTTLE_STATUSES:
+        wait = retry_after(resp.headers.get("retry-after"))
+        rec.retry_after = -1.0 if wait is None else wait
+
+
+def _pause(rec, last):
+    """The wait before a stream's next request after ``rec``: its Retry-After, else a backoff doubling from
+    BACKOFF_FIRST_S while refusals follow each other; 0 after a request that was not refused."""
+    if rec.retry_after is None:
+        return 0.0
+    if rec.retry_after >= 0:
+        return rec.retry_after
+    return min(BACKOFF_MAX_S, max(BACKOFF_FIRST_S, 2 * last))
 
 
 def trace_prompts(text, where="the prompts file"):
@@ -713,6 +794,35 @@ def _seconds(name, value):
         return as_number(name, value, "a number of seconds", "10")
     except ValueError as exc:
         raise BenchError(str(exc)) from None
+
+
+def _share(value):
+    """max_error_share as a fraction from 0 to 1, or a BenchError naming the fix."""
+    try:
+        value = as_number("max_error_share", value, "a fraction of the requests from 0 to 1", "0.05")
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
+    if not 0.0 <= value <= 1.0:
+        raise BenchError(
+            f"max_error_share is a fraction of a level's requests from 0 to 1 (0.05 is 5 %); got {value:g}"
+        )
+    return value
+
+
+def retry_after(value, now=None):
+    """Seconds a Retry-After header asks to wait (delta-seconds or an HTTP date, RFC 9110 10.2.3), or None."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _sampling(name, value, low, high, low_open=False):

@@ -140,6 +140,16 @@ options:
         the answers are greedy.
     type: list
     elements: dict
+  max_error_share:
+    description:
+      - The largest share of a level's counted requests that may fail (an HTTP error such as 429 or 503, a reset,
+        a timeout, an error event, a stream cut off) for the level still to count as a measurement; above it
+        the level fails the module, naming each kind of error, how many, and the first of each. V(0.05) is 5 %.
+      - "A server that refuses (429 Too Many Requests, 503 Service Unavailable) is given the pause it asks for:
+        the stream waits its C(Retry-After) (seconds or an HTTP date) before its next request, else 0.25 s
+        doubling to 8 s while refusals follow each other (RV(levels[].backoff))."
+    type: float
+    default: 0.05
   timeout:
     description:
       - Seconds one request may take, on the wall clock. It also bounds how long a level's last counted request
@@ -167,9 +177,11 @@ options:
       - Extra HTTP headers to send with every request. Their values are treated as secrets (C(no_log)).
     type: dict
 notes:
-  - A level where no request completed fails the module, with the first error messages. A level with some
-    errors does not; RV(levels[].errors) counts them. A level where a stream started no request inside the
-    window (one request outlasted it) fails too, naming the fix.
+  - A level where no request completed fails the module, with the first error messages. A level where more
+    than O(max_error_share) of the counted requests failed fails too, naming the kinds of error (for example
+    C(HTTP 429 x 1200, HTTP 503 x 471)) and the first of each; RV(levels[].errors) counts them by kind. A
+    level where a stream started no request inside the window (one request outlasted it) fails too, naming the
+    fix.
   - The module's own CPU time is returned (RV(client_cpu_s)); at 16 streams it is a few percent of one core, so
     the client does not limit what it measures (C(docs/bench.md) has the figures).
 seealso:
@@ -249,9 +261,21 @@ levels:
       type: int
       sample: 3584
     errors:
-      description: Counted requests that failed, C(count), and the first distinct C(messages) (at most 5).
+      description: Counted requests that failed, C(count), the first distinct C(messages) (at most 5), and
+        C(kinds), per kind of error (C(HTTP 429), C(HTTP 503), C(reset), C(timeout), C(error event),
+        C(cut off), ...) its C(count) and the C(first) message.
       type: dict
-      sample: {count: 0, messages: []}
+      sample: {count: 2, messages: ["HTTP 429 ..."], kinds: {"HTTP 429": {count: 2, first: "HTTP 429 ..."}}}
+    error_share:
+      description: The share of the counted requests that ended (cut ones aside) that failed; none when none
+        ended. Above O(max_error_share) the level fails.
+      type: float
+      sample: 0.0
+    backoff:
+      description: How often the streams waited before their next request because the server refused one
+        (429 or 503) and asked for a pause, C(waits), and the C(seconds) they waited in all.
+      type: dict
+      sample: {waits: 0, seconds: 0.0}
     cut:
       description: Counted requests cut by the deadline (neither completed nor errors).
       type: int
@@ -515,6 +539,7 @@ ARGUMENT_SPEC = dict(
     validate_certs=dict(type="bool", default=DEFAULTS["validate_certs"]),
     # Headers often carry credentials (Authorization, proxy tokens): their values are never shown.
     headers=dict(type="dict", no_log=True),
+    max_error_share=dict(type="float", default=DEFAULTS["max_error_share"]),
 )
 
 

@@ -171,8 +171,11 @@ def sglang_router(tmp_path):
 class Script:
     """What the scripted server answers: status, headers and body pieces with delays, or a reset."""
 
-    def __init__(self, status=200, body=b"", headers=None, pieces=None, reset=False, chunked=None, delay=0.0):
+    def __init__(
+        self, status=200, body=b"", headers=None, pieces=None, reset=False, chunked=None, delay=0.0, reset_after=False
+    ):
         self.delay = delay  # seconds before the status line
+        self.reset_after = reset_after  # after the pieces, reset the connection (no chunked terminator)
         self.status = status
         self.headers = headers or {"content-type": "application/json"}
         self.pieces = pieces if pieces is not None else [(0.0, body if isinstance(body, bytes) else body.encode())]
@@ -244,6 +247,11 @@ def scripted_server():
                         else:
                             self.wfile.write(piece)
                         self.wfile.flush()
+                    if script.reset_after:
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.connection.close()
+                        self.close_connection = True
+                        return
                     if script.chunked:
                         self.wfile.write(b"0\r\n\r\n")
                 except OSError:

@@ -9,7 +9,7 @@ import statistics
 import time
 
 import pytest
-from ansible_collections.ddtree.sglang.plugins.module_utils import _bench
+from ansible_collections.ddtree.sglang.plugins.module_utils import _bench, _gate
 from ansible_collections.ddtree.sglang.plugins.module_utils._bench import (
     Bench,
     BenchError,
@@ -79,7 +79,9 @@ def test_each_worker_is_measured_over_its_counted_requests_and_the_rates_add_up(
     assert f["output_tokens_per_second"] == pytest.approx(18.0)
     assert f["requests_per_second"] == pytest.approx(2.0)
     assert f["completed"] == 4 and f["output_tokens"] == 36
-    assert f["errors"] == {"count": 1, "messages": ["HTTP 500 from POST x (the server failed internally)"]}
+    error = "HTTP 500 from POST x (the server failed internally)"
+    assert f["errors"] == {"count": 1, "messages": [error], "kinds": {"error": {"count": 1, "first": error}}}
+    assert f["error_share"] == pytest.approx(1 / 5)  # 1 of the 5 counted requests
     assert f["token_count_source"] == "usage"
     assert f["ttft_s"]["p50"] == pytest.approx(0.1)
     assert f["streams_measured"] == 2
@@ -417,3 +419,113 @@ def test_the_trace_filter_names_the_file_in_its_errors():
         sglang_gate_prompts('{"prompt": "x"}', "trace.jsonl")
     with pytest.raises(AnsibleFilterError, match="the input must be the file's text, got a list"):
         sglang_gate_prompts(["x"])
+
+
+# --- a server that refuses or breaks the load (issue #38, item 1) -----------------------------------------------
+
+REFUSING_PROMPTS = [{"prompt": f"p{i}"} for i in range(8)]
+
+
+def _refusing_server(scripted_server, h, answers):
+    """A real HTTP server answering each prompt ``p<i>`` as ``answers(i)`` says: a Script; counts the POSTs."""
+    events = [_c("Hi"), _c(" there", "length"), "[DONE]"]
+    posts = []
+
+    def answer(body):
+        posts.append(1)
+        i = int(json.loads(body)["prompt"][1:])
+        return answers(i) or h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events))
+
+    url, _seen = scripted_server(
+        {"/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})), "/v1/completions": answer}
+    )
+    return url, posts
+
+
+def test_a_level_where_most_streams_are_refused_fails_naming_the_statuses_and_the_pause_is_honoured(scripted_server, h):
+    # 6 of 8 prompts answered 429 or 503 with Retry-After: 1, as the issue's server did.
+    def answers(i):
+        if i >= 2:
+            status = 429 if i < 5 else 503
+            body = json.dumps({"object": "error", "message": "Too many requests", "code": status})
+            return h.Script(status, body, headers={"content-type": "application/json", "retry-after": "1"})
+        return None
+
+    url, posts = _refusing_server(scripted_server, h, answers)
+    r = Bench(url, concurrency=8, duration=1.5, warmup=0.0, max_tokens=2, prompts=REFUSING_PROMPTS).run()
+    level = r["levels"][0]
+    assert r["failed"] and level["completed"] > 0
+    kinds = level["errors"]["kinds"]
+    assert (
+        set(kinds) == {"HTTP 429", "HTTP 503"} and sum(k["count"] for k in kinds.values()) == level["errors"]["count"]
+    )
+    assert "429" in kinds["HTTP 429"]["first"] and "503" in kinds["HTTP 503"]["first"]
+    assert level["error_share"] > 0.5
+    assert f"at concurrency 8, {round(100 * level['error_share'])} % of the counted requests failed" in r["msg"]
+    assert "HTTP 429 x " in r["msg"] and "HTTP 503 x " in r["msg"] and "above max_error_share 5 %" in r["msg"]
+    assert "lower concurrency to what it admits" in r["msg"] and "first HTTP 429: " in r["msg"]
+    # Each refused stream waits its second before the next request: a few dozen requests, not the issue's
+    # 600-700 a second (a busier machine only sends fewer).
+    assert len(posts) < 100, len(posts)
+    assert level["backoff"]["waits"] >= 8
+    # The gate reads the level as a failed measurement, with the statuses in its failure.
+    side = _gate.summarise(dict(r, failed=False))
+    assert side["measured"] is False and any("HTTP 429 x" in f for f in side["failures"])
+
+
+def test_a_level_within_max_error_share_passes_with_its_errors_counted(scripted_server, h):
+    url, _posts = _refusing_server(
+        scripted_server, h, lambda i: h.Script(429, "{}", headers={"retry-after": "1"}) if i >= 2 else None
+    )
+    r = Bench(url, concurrency=2, duration=0.5, warmup=0.0, prompts=REFUSING_PROMPTS, max_error_share=1.0).run()
+    assert not r["failed"], r["msg"]
+    assert r["levels"][0]["errors"]["kinds"]["HTTP 429"]["count"] >= 1
+
+
+def test_refusals_without_retry_after_back_off_doubling(scripted_server, h):
+    url, posts = _refusing_server(scripted_server, h, lambda _i: h.Script(503, "overloaded"))
+    r = Bench(url, concurrency=1, duration=1.0, warmup=0.0, prompts=REFUSING_PROMPTS).run()
+    assert r["failed"] and r["msg"].startswith("no request completed at concurrency 1 (")
+    assert "HTTP 503" in r["msg"]
+    # waits of 0.25, 0.5, 1 s: at most 3 requests start in the 1 s window
+    assert 1 <= len(posts) <= 3, len(posts)
+
+
+def test_the_pause_is_retry_after_or_a_doubling_backoff():
+    rec = Record(0, 0.0)
+    assert _bench._pause(rec, 0.0) == 0.0  # not refused
+    rec.retry_after = 2.0
+    assert _bench._pause(rec, 0.0) == 2.0
+    rec.retry_after = -1.0  # refused without Retry-After
+    waits = [0.0]
+    for _refusal in range(7):
+        waits.append(_bench._pause(rec, waits[-1]))
+    assert waits[1:] == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert _bench.retry_after("1") == 1.0 and _bench.retry_after(" 120 ") == 120.0
+    assert _bench.retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == pytest.approx(10.0)
+    assert _bench.retry_after("soon") is None and _bench.retry_after(None) is None
+
+
+def test_a_server_that_resets_most_streams_mid_answer_fails_the_level(scripted_server, h):
+    def answers(i):
+        if i % 3:  # 2 of each 3 prompts: two chunks, then the connection is reset
+            pieces = h.sse(_c("Hi"), _c(" the"))
+            return h.Script(200, headers={"content-type": "text/event-stream"}, pieces=pieces, reset_after=True)
+        return None
+
+    url, _posts = _refusing_server(scripted_server, h, answers)
+    r = Bench(url, concurrency=6, duration=0.5, warmup=0.0, max_tokens=2, prompts=REFUSING_PROMPTS[:6]).run()
+    level = r["levels"][0]
+    assert r["failed"] and level["completed"] > 0 and level["error_share"] > 0.5
+    assert set(level["errors"]["kinds"]) <= {"reset", "cut off"}, level["errors"]["kinds"]
+    assert "of the counted requests failed" in r["msg"] and "the server failed these requests" in r["msg"]
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [(1.5, "from 0 to 1 (0.05 is 5 %); got 1.5"), ("ten", "got 'ten'"), (True, "not yes/no")],
+)
+def test_max_error_share_is_a_fraction(value, words):
+    with pytest.raises(BenchError) as e:
+        Bench("http://127.0.0.1:9", max_error_share=value)
+    assert "max_error_share" in str(e.value) and words in str(e.value)
