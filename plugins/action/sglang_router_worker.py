@@ -35,9 +35,14 @@ class ActionModule(ActionBase):
         problem = _router.option_problem(params)
         if problem:
             raise AnsibleActionFail(problem)
+        check_mode = bool(self._play_context.check_mode)
         try:
-            result.update(_router.run(params, check_mode=bool(self._play_context.check_mode)))
+            result.update(_router.run(params, check_mode=check_mode))
         except _router.RouterError as exc:
             # What was done before the failure (a drain that removed the worker says when): the caller puts it back.
             result.update(exc.details, failed=True, msg=str(exc))
+        # The deploy's course with this call added (a failed one too), back as a fact for the next call's course.
+        course = _router.course(params["course"], _router.step_of(params, check_mode), result)
+        result["course"] = course
+        result["ansible_facts"] = {"sglang_router_course": course}
         return result

@@ -359,6 +359,7 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type="float", default=120),
     interval=dict(type="float", default=1),
     request_timeout=dict(type="float", default=10),
+    course=dict(type="dict"),
 )
 
 
@@ -409,3 +410,69 @@ def run(params, check_mode=False):
         router.close()
     result["seconds"] = round(time.monotonic() - start, 3)
     return result
+
+
+# ---------------------------------------------------------------------------------------------- a deploy's course
+# Where a deploy's worker is and what its calls did: {out, removed_at, out_s, drained, returned, calls, error, worker}.
+# The action plugin returns it as the fact sglang_router_course and takes it back as the option ``course`` (the
+# ddtree_deploy role's module_defaults), so a deploy's calls add up without a set_fact. A worker is out from the
+# moment the router accepted its removal until the router lists it healthy again.
+
+
+def new_course():
+    return {"out": False, "removed_at": None, "out_s": 0.0, "drained": 0, "returned": 0, "calls": [], "error": None,
+            "worker": None}  # fmt: skip
+
+
+def step_of(params, check_mode):
+    """What a call does to a deploy's course: check (a drain in check mode), drain or return."""
+    if params["state"] == "present":
+        return "return"
+    return "check" if check_mode else "drain"
+
+
+def course(state, step, result, now=None):
+    """The course after one sglang_router_worker call of ``step`` (check, drain or return) with its ``result``
+    (a failed call's too: a drain that removed the worker before it failed leaves it out)."""
+    state = dict(state or new_course())
+    result = result or {}
+    now = time.time() if now is None else now
+    failed = bool(result.get("failed"))
+    drain = result.get("drain") or {}
+    call = {"step": step, "failed": failed, "changed": bool(result.get("changed")), "seconds": result.get("seconds")}
+    if step == "drain":
+        # The router's entry as it was before the first removal: its priority and cost go back with it.
+        state["worker"] = state.get("worker") or result.get("worker")
+        if result.get("removed_at") and not state["out"]:
+            state.update(out=True, removed_at=result["removed_at"])
+        state["drained"] = int(state["drained"]) + int(drain.get("drained") or 0)
+        call.update(drained=drain.get("drained"), still_running=drain.get("still_running"),
+                    source=drain.get("source"), drain_s=drain.get("seconds"))  # fmt: skip
+    elif step == "return" and not failed:
+        if state["out"]:
+            back = result.get("healthy_at") or now
+            state["out_s"] = round(float(state["out_s"]) + max(0.0, back - float(state["removed_at"] or back)), 3)
+            state["returned"] = int(state["returned"]) + 1
+        state.update(out=False, removed_at=None)
+    state["error"] = result.get("msg") if failed else None
+    state["calls"] = list(state["calls"]) + [call]
+    return state
+
+
+def course_report(state, now=None):
+    """What a host report says of the router: ``{out_s, drained, still_out, returned, calls, error}``; None without
+    a router. ``out_s`` counts a worker still out up to ``now``."""
+    if not state:
+        return None
+    now = time.time() if now is None else now
+    out_s = float(state.get("out_s") or 0.0)
+    if state.get("out") and state.get("removed_at"):
+        out_s += max(0.0, now - float(state["removed_at"]))
+    return {
+        "out_s": round(out_s, 2),
+        "drained": int(state.get("drained") or 0),
+        "still_out": bool(state.get("out")),
+        "returned": int(state.get("returned") or 0),
+        "calls": len(state.get("calls") or []),
+        "error": state.get("error"),
+    }

@@ -153,6 +153,13 @@ options:
       - Wall-clock bound of one HTTP request to the router or the worker.
     type: float
     default: 10
+  course:
+    description:
+      - A deploy's course so far, as the previous call returned it (RV(course), also the fact C(sglang_router_course));
+        this call is added to it. The C(ddtree.sglang.ddtree_deploy) role passes it on, so that its report says how
+        long the worker was out of the router and how many of its requests were drained.
+      - Omitted, the course starts with this call.
+    type: dict
 requirements:
   - requests
   - prometheus_client (to read the worker's C(/metrics))
@@ -243,6 +250,18 @@ seconds:
   description: Seconds the module took.
   returned: always
   type: float
+course:
+  description:
+    - O(course) with this call added, a failed one too; also set as the fact C(sglang_router_course).
+    - C(out) whether the worker is out of the router now; C(out_s) seconds it was out, from the removal the router
+      accepted until it listed the worker healthy again, over the periods that ended; C(removed_at) the start of
+      the current one; C(drained) requests that ended on the worker while it was out; C(returned) times it was put
+      back; C(worker) the router's entry before the first removal; C(error) the last call's failure, else null;
+      C(calls) one entry per call (C(step) check, drain or return; C(failed), C(changed), C(seconds), and a drain's
+      C(drained), C(still_running), C(source)).
+  returned: always
+  type: dict
+  sample: {out: false, removed_at: null, out_s: 41.7, drained: 2, returned: 1, error: null, calls: []}
 """
 
 import traceback  # noqa: E402
@@ -272,12 +291,16 @@ def main():
     problem = _router.option_problem(module.params)
     if problem:
         module.fail_json(msg=problem)
+    step = _router.step_of(module.params, module.check_mode)
     try:
         result = _router.run(module.params, check_mode=module.check_mode)
     except _router.RouterError as exc:
         # What was done before the failure (a drain that removed the worker says when): the caller puts it back.
-        module.fail_json(msg=str(exc), **exc.details)
-    module.exit_json(**result)
+        failed = dict(exc.details, failed=True, msg=str(exc))
+        course = _router.course(module.params["course"], step, failed)
+        module.fail_json(msg=str(exc), course=course, ansible_facts={"sglang_router_course": course}, **exc.details)
+    course = _router.course(module.params["course"], step, result)
+    module.exit_json(course=course, ansible_facts={"sglang_router_course": course}, **result)
 
 
 if __name__ == "__main__":

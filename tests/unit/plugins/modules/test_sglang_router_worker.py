@@ -269,8 +269,10 @@ PLAY = """
     - name: Out of the router, through the action plugin (on the controller)
       ddtree.sglang.sglang_router_worker: {{router_url: "{router}", url: "{worker}", state: drained, interval: 0.2}}
       register: out
-    - name: Back in
-      ddtree.sglang.sglang_router_worker: {{router_url: "{router}", url: "{worker}", state: present, interval: 0.2}}
+    - name: Back in, the course so far passed on (the fact the first call set)
+      ddtree.sglang.sglang_router_worker:
+        {{router_url: "{router}", url: "{worker}", state: present, interval: 0.2,
+          course: "{{{{ sglang_router_course }}}}"}}
       register: back
     - name: Keep both for the test
       ansible.builtin.copy:
@@ -303,3 +305,13 @@ def test_the_action_plugin_runs_it_on_the_controller(two_workers, tmp_path, ansi
     # Back in the router, whether it ever left it.
     assert router.listed(a.base_url)["is_healthy"] is True
     assert results["back"]["changed"] is not check
+    # The course: out from the removal until listed healthy again, both calls in it.
+    course = results["back"]["course"]
+    assert [c["step"] for c in course["calls"]] == (["check", "return"] if check else ["drain", "return"])
+    assert course["out"] is False and course["error"] is None
+    if check:
+        assert course["out_s"] == 0 and course["returned"] == 0
+    else:
+        assert course["returned"] == 1
+        assert course["out_s"] == pytest.approx(results["back"]["healthy_at"] - results["out"]["removed_at"], abs=0.01)
+        assert course["worker"]["url"] == a.base_url
