@@ -34,6 +34,10 @@ options:
   without_baseline:
     description: C(ddtree_deploy_gate_without_baseline) - never stop for a missing baseline.
     type: bool
+  not_worse:
+    description: The default judgement is on (C(ddtree_deploy_gate_not_worse) with O(min_gain) null); it needs the
+      running unit's figures as the gain gate does.
+    type: bool
 """
 
 EXAMPLES = r"""
@@ -54,7 +58,9 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._gate import baselin
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
 
-def deploy_baseline(measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False):
+def deploy_baseline(
+    measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False, not_worse=False
+):
     """The baseline side with its fail-closed verdict."""
     for name, value in (("the input", measured), ("unit", unit)):
         if value is not None and not isinstance(value, dict):
@@ -66,6 +72,7 @@ def deploy_baseline(measured, unit=None, service="", min_gain=None, equivalence_
         min_gain=min_gain,
         equivalence_tokens=equivalence_tokens,
         without_baseline=bool(without_baseline),
+        not_worse=bool(not_worse) and min_gain is None,
     )
 
 

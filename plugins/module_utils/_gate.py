@@ -427,24 +427,55 @@ def _equivalence(candidate, baseline, tokens):
     return eq
 
 
+def verdict(candidate, baseline, extended=None, traffic=None, levels_given=None, **options):
+    """The gate's verdict in one step from both sides' ``llm_bench`` results (as the role registers them), the
+    extension's (``extended``, the candidate measured again at the levels an inconclusive verdict named), and
+    where the levels came from: compare()'s verdict, with ``baseline`` and ``new`` (both sides' summaries) and
+    ``levels_msg`` (levels_note). ``options``: compare()'s (min_gain, equivalence_tokens, names, slo,
+    inconclusive, judge_default)."""
+    new, before = summarise(candidate), summarise(baseline)
+    again = summarise(extended) if extended is not None else None
+    out = compare(new, before, extended=again, **options)
+    levels = [lv["concurrency"] for lv in before["levels"]]
+    out.update(baseline=before, new=new, levels_msg=levels_note(levels, traffic, levels_given))
+    return out
+
+
+def levels_note(levels, traffic=None, given=None):
+    """Where the gate's levels came from, in one line of the report: the host's own traffic (sglang_traffic's
+    "your traffic: ..."), the operator's list, or the default, saying that Prometheus would give them."""
+    shown = ", ".join(str(x) for x in levels)
+    if traffic and traffic.get("levels"):
+        return f"{traffic.get('msg')}: levels {shown}"
+    if given:
+        return f"levels {shown}: ddtree_deploy_gate_concurrency"
+    return (
+        f"levels {shown}: the default, one stream and the unit's max_running_requests up to 16 (no Prometheus: "
+        "ddtree_deploy_prometheus_url gives the levels your traffic has)"
+    )
+
+
 def not_measured_reason(service, unit):
     """Why the baseline was not measured, from the snapshot's view of the unit before the switch."""
     unit = unit or {}
     if unit.get("active"):
         return (
             f"{service} runs, and no check compares with it "
-            "(ddtree_deploy_min_gain null, ddtree_deploy_equivalence_tokens 0)"
+            "(ddtree_deploy_min_gain null, ddtree_deploy_gate_not_worse false, ddtree_deploy_equivalence_tokens 0)"
         )
     if not unit.get("exists"):
         return f"{service} has no unit, so there is nothing to measure"
     return f"{service} is not running (systemd: {unit.get('systemd_state')}), so there is nothing to measure"
 
 
-def baseline(measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False):
+def baseline(
+    measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False, not_worse=False
+):
     """The gate's baseline side as the deploy keeps it, with ``stop``: the fail-closed message when a check
     that compares with the baseline (the gain gate, or the output equivalence of a running unit) has none,
     else None. ``measured``: the side's summary, or None when it was not measured (no check needs it, or no
-    service runs); ``unit``: the snapshot's view of the unit before the switch."""
+    service runs); ``unit``: the snapshot's view of the unit before the switch; ``not_worse``: the default
+    judgement (no min_gain) is on, and needs the running unit's figures as the gain gate does."""
     side = dict(measured) if measured is not None else summarise(not_measured=not_measured_reason(service, unit))
     side["stop"] = None
     if side.get("measured") or without_baseline:
@@ -453,6 +484,8 @@ def baseline(measured, unit=None, service="", min_gain=None, equivalence_tokens=
         check = f"The gain gate (ddtree_deploy_min_gain {min_gain})"
     elif int(equivalence_tokens or 0) > 0 and (unit or {}).get("active"):
         check = f"The output-equivalence check (ddtree_deploy_equivalence_tokens {equivalence_tokens})"
+    elif not_worse and (unit or {}).get("active"):
+        check = "The not-worse judgement (ddtree_deploy_gate_not_worse true, ddtree_deploy_min_gain null)"
     else:
         return side
     side["stop"] = (

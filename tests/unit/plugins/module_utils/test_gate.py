@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ddtree.sglang.plugins.filter.deploy_baseline import deploy_baseline
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_compare import sglang_gate_compare
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_summary import sglang_gate_summary
+from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_verdict import sglang_gate_verdict
 from ansible_collections.ddtree.sglang.plugins.module_utils._bench import Bench
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare, required_gain, summarise
 
@@ -372,3 +373,86 @@ def test_without_levels_the_sides_first_token_is_the_greedy_answers():
     answers.append(dict(greedy(dict(SHORT, id="third"), "x"), ttft_s=0.30))
     assert summarise(sweep({}, answers=answers))["ttft_s"] == 0.09
     assert summarise(sweep({}, answers=[greedy(SHORT, "Paris")]))["ttft_s"] is None
+
+
+# --- issue 37 item 1: the verdict in one step from both sides' llm_bench results (sglang_gate_verdict) --------
+
+
+def _bench(rates, ttft, texts=None):
+    texts = texts or TEXTS
+    return sweep(rates, answers=[greedy(SHORT, texts["short"]), greedy(LONG, texts["long"])], ttft=ttft)
+
+
+NEXTN_BENCH = _bench({1: [40.0] * 3, 16: [32.0 * 16] * 3}, NEXTN_TTFT)
+DDTREE_BENCH = _bench({1: [52.0] * 3, 16: [120.0 * 16] * 3}, DDTREE_TTFT)
+
+
+def test_the_verdict_is_one_step_from_both_sides_llm_bench_results():
+    v = sglang_gate_verdict(DDTREE_BENCH, baseline=NEXTN_BENCH, not_worse=True, equivalence_tokens=32, names=NAMES)
+    # the same verdict as the summaries compared, with both sides beside it for the report
+    assert {k: v[k] for k in ("gate", "gate_msg", "gains", "equivalence")} == {
+        k: _slo_case(judge_default=True, equivalence_tokens=32)[k] for k in ("gate", "gate_msg", "gains", "equivalence")
+    }
+    assert v["baseline"] == summarise(NEXTN_BENCH) and v["new"] == summarise(DDTREE_BENCH)
+    # the default deploy (no min_gain): "not worse", the derived SLO catches the 1.5 s first token at 16 streams
+    assert v["gate"] == "fail" and v["gains"][1]["verdict"] == "worse"
+    assert v["gate_msg"].startswith("gain gate not met: goodput -100.0 % at concurrency 16 (worse")
+    assert "0 % of requests met TTFT <= 0.6 s" in v["gate_msg"] and "(NEXTN 100 %)" in v["gate_msg"]
+    assert v["equivalence"]["ok"] is True
+    # an SLO the longer wait meets deploys it; the default judgement turned off measures without judging
+    assert (
+        sglang_gate_verdict(DDTREE_BENCH, baseline=NEXTN_BENCH, not_worse=True, slo={"ttft_s": 5.0})["gate"] == "pass"
+    )
+    off = sglang_gate_verdict(DDTREE_BENCH, baseline=NEXTN_BENCH)
+    assert off["gate"] == "off" and off["gains"][1]["verdict"] == "measured"
+    # a role variable templated as null by an older ansible-core arrives as ""
+    assert (
+        sglang_gate_verdict(DDTREE_BENCH, baseline=NEXTN_BENCH, min_gain="", slo="", inconclusive="")["gate"] == "off"
+    )
+
+
+NAMES = ["NEXTN", "DDTREE"]
+
+
+def test_the_verdict_extends_an_inconclusive_level_with_the_new_services_second_measurement():
+    base = sweep({1: [40.0] * 3}, jitter=0.1)
+    new = sweep({1: [44.8] * 3}, jitter=0.1, seed=5)
+    first = sglang_gate_verdict(new, baseline=base, min_gain=0.1, inconclusive="extend")
+    assert first["gate"] == "extend" and first["extend"] == [1]
+    # measured again with a steady +25 % (the jittery baseline keeps a +20 % inconclusive): decided
+    steady = sglang_gate_verdict(
+        new, baseline=base, min_gain=0.1, inconclusive="extend", extended=sweep({1: [50.0] * 3})
+    )
+    assert steady["gate"] == "pass" and steady["gains"][0]["extended"]
+    # the extension's call skipped (no level inconclusive): the first measurement decides
+    skipped = {"skipped": True, "changed": False}
+    assert sglang_gate_verdict(new, baseline=base, min_gain=0.1, extended=skipped)["gate"] == "fail"
+
+
+def test_the_verdict_says_where_its_levels_came_from():
+    traffic = {"levels": [1, 9, 22], "msg": "your traffic: p50 9, p90 22 running requests over 7 d"}
+    bench = _bench({1: [40.0] * 3, 9: [300.0] * 3, 22: [600.0] * 3}, None)
+    v = sglang_gate_verdict(bench, baseline=bench, not_worse=True, traffic=traffic)
+    assert v["levels_msg"] == "your traffic: p50 9, p90 22 running requests over 7 d: levels 1, 9, 22"
+    given = sglang_gate_verdict(bench, baseline=bench, levels_given=[1, 9, 22])["levels_msg"]
+    assert given == "levels 1, 9, 22: ddtree_deploy_gate_concurrency"
+    skipped = sglang_gate_verdict(bench, baseline=bench, traffic={"skipped": True})["levels_msg"]
+    assert skipped.startswith("levels 1, 9, 22: the default") and "ddtree_deploy_prometheus_url" in skipped
+
+
+def test_the_verdict_filter_checks_its_input():
+    with pytest.raises(AnsibleFilterError, match="sglang_gate_verdict: baseline must be an llm_bench result"):
+        sglang_gate_verdict(NEXTN_BENCH, baseline=[1])
+    with pytest.raises(AnsibleFilterError, match="inconclusive must be fail, pass or extend"):
+        sglang_gate_verdict(NEXTN_BENCH, baseline=NEXTN_BENCH, inconclusive="retry")
+    with pytest.raises(AnsibleFilterError, match="ddtree_deploy_slo has unknown key"):
+        sglang_gate_verdict(NEXTN_BENCH, baseline=NEXTN_BENCH, slo={"ttft_ms": 1000})
+
+
+def test_the_not_worse_judgement_needs_the_running_units_baseline_as_the_gain_gate_does():
+    failed = {"measured": False, "failures": ["completions: HTTP 400"]}
+    side = deploy_baseline(failed, unit=RUNNING, service="sglang-qwen", not_worse=True)
+    assert "The not-worse judgement (ddtree_deploy_gate_not_worse true" in side["stop"]
+    # no unit to compare with (a first deploy): nothing stops it; a gain required speaks for itself
+    assert deploy_baseline(None, unit={"exists": False}, service="sglang-qwen", not_worse=True)["stop"] is None
+    assert "The gain gate" in deploy_baseline(failed, unit=RUNNING, min_gain=0.1, not_worse=True)["stop"]
