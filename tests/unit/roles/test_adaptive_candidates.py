@@ -1,0 +1,124 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Adaptive candidates against the release's own rules, as a deploy checks them (issue 35): ddtree_deploy's options
+step (role_step.yml with the sglang role's preflight_release, the check every candidate passes before the
+baseline and any switch) run by ansible-playbook on localhost, against the pinned release with #29907's field (the
+DDTree build), laid out as an installed release. An adaptive NEXTN candidate renders flags the release accepts; an
+adaptive DDTREE candidate is refused with the release's own reason (read from adaptive_spec_params.py), and the
+record says the unit was not touched."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
+from sglang_releases import pinned_sglang_version, unpack_sglang
+
+VERSION = pinned_sglang_version()
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars:
+    sglang_model_path: /srv/models/Qwen3.6-27B
+    sglang_draft_model_path: /srv/models/Qwen3.6-27B-DFlash
+    __sglang_gpu_class: ampere_48g
+    __sglang_gpu_count: 2
+    __ddtree_deploy_extra_args: {}
+  tasks:
+    # This test machine runs no systemd: the host's version as a Debian 12 host reports it (ansible_facts.systemd).
+    - name: The host's systemd, as the setup module reads it on a Debian 12 host
+      ansible.builtin.set_fact:
+        systemd: {version: 252, features: ""}
+        cacheable: true
+    - name: The run's record, as preflight.yml begins it
+      ddtree.sglang.deploy_record: {event: preflight, start: run}
+    - name: The tables, as preflight.yml loads them
+      ansible.builtin.include_role: {name: ddtree.sglang.sglang, tasks_from: tables}
+    - name: The options step of switch.yml, for the candidate
+      block:
+        - name: As switch.yml checks every candidate's options against the release it will run
+          ansible.builtin.include_role:
+            name: ddtree.sglang.ddtree_deploy
+            tasks_from: role_step
+          vars:
+            __ddtree_deploy_sglang_step: preflight_release
+            __ddtree_deploy_candidate: "{{ candidate }}"
+      always:
+        - name: What the record says
+          ansible.builtin.copy:
+            content: "{{ ddtree_deploy_record | ddtree.sglang.deploy_record_summary | to_json }}"
+            dest: "{{ out }}/course.json"
+            mode: "0600"
+        - name: The options checked
+          ansible.builtin.copy:
+            content: "{{ {'argv': __sglang_options | default({}) | ddtree.sglang.sglang_args('argv'),
+                          'release': __sglang_release | default({})} | to_json }}"
+            dest: "{{ out }}/options.json"
+            mode: "0600"
+"""
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release-ddtree")
+    site = root / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    return unpack_sglang(VERSION, site, ddtree=True)
+
+
+def check(tmp_path, env, release, candidate):
+    (tmp_path / "play.yml").write_text(PLAY)
+    extra = {
+        "candidate": dict({"index": 1, "of": 1, "variants": [], "extra_args": {}}, **candidate),
+        "out": str(tmp_path),
+        "sglang_release_path": str(release),
+        "sglang_launch_command": f"{sys.executable} -m sglang.launch_server",
+        "ansible_python_interpreter": sys.executable,
+    }
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "play.yml"]
+        + ["--extra-vars", json.dumps(extra)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    course = json.loads((tmp_path / "course.json").read_text())
+    return proc.returncode, proc.stdout + proc.stderr, course, json.loads((tmp_path / "options.json").read_text())
+
+
+def test_an_adaptive_nextn_candidate_renders_flags_the_pinned_release_accepts(tmp_path, ansible_cli_env, release):
+    candidate = {"name": "nextn+adaptive", "profile": "nextn", "variants": ["adaptive"]}
+    rc, out, course, options = check(tmp_path, ansible_cli_env, release, candidate)
+    assert rc == 0, out
+    argv = options["argv"]
+    assert "--speculative-adaptive" in argv and argv[argv.index("--speculative-algorithm") + 1] == "NEXTN"
+    assert options["release"]["version"] == VERSION
+    assert course["stage"] == "options" and course["failure"] is None
+
+
+def test_an_adaptive_ddtree_candidate_is_refused_with_the_releases_reason_before_the_switch(
+    tmp_path, ansible_cli_env, release
+):
+    candidate = {"name": "ddtree+adaptive", "profile": "ddtree", "variants": ["adaptive"]}
+    rc, out, course, _options = check(tmp_path, ansible_cli_env, release, candidate)
+    assert rc == 2, out
+    said = " ".join(out.replace('\\"', '"').split())
+    assert "Check the options against the release's own flags" in said, said
+    reason = "speculative_algorithm=DDTREE (only EAGLE/EAGLE3 are supported)"
+    assert (
+        f'would not run this unit adaptive: adaptive_unsupported_reason() says "{reason}" '
+        "(sglang/srt/speculative/adaptive_spec_params.py:61)"
+    ) in said, said
+    assert "Drop the adaptive variant (--speculative-adaptive) from this unit" in said
+    # Before the switch: the record's stage is the options check, which leaves the unit as it was (a deploy's
+    # rescue then ends the host "options_refused", "... The service was not touched.").
+    assert course["stage"] == "options" and course["touched"] == "host", course
+    assert dr.stage("options")["outcome"] == "options_refused"
+    assert dr.stage("options")["fix"].endswith("The service was not touched.")
+
+
+def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_cli_env, release):
+    rc, out, _course, options = check(tmp_path, ansible_cli_env, release, {"name": "ddtree", "profile": "ddtree"})
+    assert rc == 0, out
+    assert "--speculative-adaptive" not in options["argv"]
