@@ -170,6 +170,7 @@ class Record:
         "prompt",
         "error_kind",
         "retry_after",
+        "doubt",
     )
 
     def __init__(self, worker, start, counted=True):
@@ -187,6 +188,7 @@ class Record:
         self.prompt = None  # its index in the prompt set
         self.error_kind = None  # "HTTP 429", "reset", "timeout", "error event", ... (errors are grouped by it)
         self.retry_after = None  # a refusal (429/503): the seconds its Retry-After asked for, or -1 without one
+        self.doubt = None  # why the server's token count was not believed (_sse.count_doubt), if it was not
 
     @property
     def completed(self):
@@ -251,6 +253,7 @@ def level_figures(records, concurrency, window_start=0.0, slo=None):
         kind = kinds.setdefault(r.error_kind or "error", {"count": 0, "first": r.error})
         kind["count"] += 1
     judged = len(done) + len(errors)
+    doubts = [r.doubt for r in done if r.doubt]
     figures = {
         "concurrency": concurrency,
         "output_tokens_per_second": _r(stream_rate(samples, lambda s: s["tokens"]), 2) if done else None,
@@ -267,6 +270,9 @@ def level_figures(records, concurrency, window_start=0.0, slo=None):
         "request_itl_s": distribution([s["itl_s"] for s in samples if s["itl_s"] is not None]),
         "decode_tokens_per_second": {"p50": _r(percentile(decode, 50), 2)},
         "token_count_source": _token_source(done),
+        # Requests whose server count was not believed (above max_tokens, or far above their chunks): counted by
+        # their chunks instead; the first says why.
+        "token_count_doubts": {"count": len(doubts), "first": doubts[0] if doubts else None},
         "slo": dict(slo or {}),
     }
     figures.update(goodput_figures(samples, slo or {}))
@@ -497,6 +503,11 @@ class Bench:
                 text += ", goodput {} tok/s ({} % of requests met the SLO)".format(
                     _num(x["goodput_tokens_per_second"]), _num(100 * (x["slo_attainment"] or 0))
                 )
+            doubts = x.get("token_count_doubts") or {}
+            if doubts.get("count"):
+                text += (
+                    f" (token count of {doubts['count']} request(s) not believed, chunks counted: {doubts['first']})"
+                )
             parts.append(text)
         if res["greedy"]:
             parts.append(
@@ -655,7 +666,7 @@ class Bench:
         path = PATHS[api]
         url = client.url(path)
         resp = None
-        stream = StreamState(api)
+        stream = StreamState(api, max_tokens=item.get("max_tokens") or o["max_tokens"])
         try:
             timeout = min(o["timeout"], self.deadline - clock())
             resp = client.request("POST", path, json_body=self._payload(item), timeout=timeout, stream=True)
@@ -703,6 +714,7 @@ class Bench:
                 )
             rec.tokens = stream.completion_tokens
             rec.token_source = stream.token_source
+            rec.doubt = stream.doubt
         except HttpError as exc:
             self._failed(rec, state, exc.message, exc.kind)
         except Exception as exc:  # requests' and urllib3's mid-stream errors, or the level's abort

@@ -184,6 +184,7 @@ class Probe:
             "completion_tokens": 0,
             "prompt_tokens": None,
             "token_count_source": None,
+            "token_count_doubt": None,
             "finish_reason": None,
             "ttft_s": None,
             "total_s": None,
@@ -329,7 +330,7 @@ class Probe:
         event = self._whole_answer(body, self.client.url(path), resp.headers.get("content-type"))
         if event is None:
             return False
-        state = StreamState(o["api"])
+        state = StreamState(o["api"], max_tokens=o["max_tokens"], streamed=False)
         state.add(event, t_end)
         self._take_state(state, t_req, t_end)
         return False
@@ -362,7 +363,7 @@ class Probe:
         budget = max(0.1, self._left())
         payload = self._payload()
         clock = self.clock
-        state = StreamState(o["api"])
+        state = StreamState(o["api"], max_tokens=o["max_tokens"])
         run = {"t_req": clock(), "t_sent": None, "outcome": None, "t_end": None, "ret": None, "url": url}
         thread = threading.Thread(
             target=self._stream_worker, args=(path, url, payload, budget, q, holder), name="llm_probe-stream"
@@ -508,6 +509,7 @@ class Probe:
             if ev is None:
                 run["ret"] = False
                 return True
+            state.streamed = False  # one chunk holds the whole answer
             state.add(ev, t)
             run["outcome"], run["t_end"] = "done", t
             self.result["warnings"].append(
@@ -588,6 +590,12 @@ class Probe:
             state.token_source if (state.content_chunks or state.usage or state.meta_tokens) else None
         )
         res["finish_reason"] = state.finish_reason
+        if state.doubt and res["token_count_doubt"] is None:
+            res["token_count_doubt"] = state.doubt
+            res["warnings"].append(
+                f"{state.doubt}: not believed; counted the {state.content_chunks} content chunk(s) instead (a lower "
+                "bound)"
+            )
         if state.usage and state.usage.get("prompt_tokens") is not None:
             res["prompt_tokens"] = state.usage.get("prompt_tokens")
         if state.meta:

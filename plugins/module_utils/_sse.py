@@ -196,12 +196,42 @@ def interpret(api, data):
 # least one token, so the count (and a rate from it) can only be too low, never too high.
 CHUNKS = "chunks (lower bound)"
 
+# The most tokens a streamed content chunk is believed to carry on average. A chunk holds one decode step's
+# tokens (a speculative step's accepted ones: at most its draft tokens, a handful to tens) times the stream
+# interval (SGLang's --stream-interval, per request stream_interval; output_streamer.py:456 of 0.5.23). A
+# server's count above this many per chunk is not a count of what it sent (issue 38: completion_tokens 5000
+# in 8 chunks).
+MAX_TOKENS_PER_CHUNK = 128
+
+
+def count_doubt(count, chunks, max_tokens=None, streamed=True, source="usage"):
+    """Why a server's completion token ``count`` cannot be believed, or None: above the ``max_tokens`` asked
+    for, or (streamed) above MAX_TOKENS_PER_CHUNK per content chunk received. The probe and the bench both
+    ask this, and then count the chunks instead (a lower bound)."""
+    if count is None:
+        return None
+    name = "usage.completion_tokens" if source == "usage" else "meta_info.completion_tokens"
+    if max_tokens and count > max_tokens:
+        return f"the server's {name} {count} is above the max_tokens {max_tokens} asked for"
+    if streamed and chunks and count > MAX_TOKENS_PER_CHUNK * chunks:
+        return (
+            f"the server's {name} {count} is far above the {chunks} content chunk(s) it sent "
+            f"(over {MAX_TOKENS_PER_CHUNK} tokens a chunk)"
+        )
+    return None
+
 
 class StreamState:
-    """What a stream said so far, with times (monotonic seconds) of the first and last token."""
+    """What a stream said so far, with times (monotonic seconds) of the first and last token.
 
-    def __init__(self, api):
+    ``max_tokens`` (the tokens asked for) bounds the server's count: one above it, or far above the chunks
+    received (``count_doubt``), is not believed; ``doubt`` says why, and the count is the chunks'. ``streamed``
+    False: the answer came whole (one chunk holds it all), so only max_tokens bounds it."""
+
+    def __init__(self, api, max_tokens=None, streamed=True):
         self.api = api
+        self.max_tokens = max_tokens
+        self.streamed = streamed
         self.text = ""
         self.reasoning = ""
         self.events = 0  # data events, [DONE] included
@@ -259,13 +289,29 @@ class StreamState:
             return True
         return False
 
+    def _server_count(self):
+        """(source, count) of the server's own completion token count, or (None, None)."""
+        if self.usage and self.usage.get("completion_tokens") is not None:
+            try:
+                return "usage", int(self.usage["completion_tokens"])
+            except (TypeError, ValueError):
+                return None, None
+        if self.meta_tokens is not None:
+            return "meta_info", int(self.meta_tokens)
+        return None, None
+
+    @property
+    def doubt(self):
+        """Why the server's count is not believed (then the chunks are counted), or None."""
+        source, count = self._server_count()
+        return count_doubt(count, self.content_chunks, self.max_tokens, self.streamed, source)
+
     @property
     def token_source(self):
-        if self.usage and self.usage.get("completion_tokens") is not None:
-            return "usage"
-        if self.meta_tokens is not None:
-            return "meta_info"
-        return CHUNKS
+        source, _count = self._server_count()
+        if source is None or self.doubt:
+            return CHUNKS
+        return source
 
     @property
     def first_tokens(self):
@@ -273,7 +319,10 @@ class StreamState:
 
         /generate says it (meta_info is cumulative). With a usage count but no per-chunk count,
         the chunks' average: a speculative server puts several tokens in each chunk, the first
-        included, and counting it as one would inflate the decode rate. Else 1."""
+        included, and counting it as one would inflate the decode rate. Else 1 (and when the server's count is
+        not believed, its per-chunk count is not either)."""
+        if self.doubt:
+            return 1
         if self.first_chunk_tokens and self.first_chunk_tokens > 1:
             return self.first_chunk_tokens
         if self.token_source == "usage" and self.content_chunks:
@@ -282,9 +331,6 @@ class StreamState:
 
     @property
     def completion_tokens(self):
-        src = self.token_source
-        if src == "usage":
-            return int(self.usage["completion_tokens"])
-        if src == "meta_info":
-            return int(self.meta_tokens)
-        return self.content_chunks
+        if self.token_source == CHUNKS:
+            return self.content_chunks
+        return self._server_count()[1]

@@ -341,6 +341,12 @@ levels:
         and that the figure is a lower bound.
       type: str
       sample: usage
+    token_count_doubts:
+      description: Completed requests whose server count was not believed (above the C(max_tokens) asked for, or
+        above 128 tokens per content chunk received), C(count), and the C(first) reason; their chunks were
+        counted instead (a lower bound, which RV(levels[].token_count_source) then says).
+      type: dict
+      sample: {count: 0, first: null}
     window_s:
       description: The measurement window in seconds (O(duration)).
       type: float

@@ -295,6 +295,15 @@ prompt_tokens:
   returned: always
   type: int
   sample: 1
+token_count_doubt:
+  description:
+    - Why the server's count (C(usage.completion_tokens) or C(meta_info.completion_tokens)) was not believed,
+      or none. A count above O(max_tokens), or, for a streamed answer, above 128 tokens per content chunk
+      received, is not a count of what was sent; RV(completion_tokens) then counts the chunks (a lower bound)
+      and a warning says so.
+  returned: always
+  type: str
+  sample: "the server's usage.completion_tokens 5000 is above the max_tokens 16 asked for"
 token_count_source:
   description:
     - Where RV(completion_tokens) comes from, V(usage) (the server's count), V(meta_info) (C(/generate)'s count)

@@ -529,3 +529,26 @@ def test_max_error_share_is_a_fraction(value, words):
     with pytest.raises(BenchError) as e:
         Bench("http://127.0.0.1:9", max_error_share=value)
     assert "max_error_share" in str(e.value) and words in str(e.value)
+
+
+def test_a_token_count_above_max_tokens_is_not_believed_and_the_level_says_why(scripted_server, h):
+    events = [_c(f" w{i}", "length" if i == 7 else None) for i in range(8)]
+    events += [
+        {"object": "text_completion", "model": "m", "choices": [], "usage": {"completion_tokens": 5000}},
+        "[DONE]",
+    ]
+    url, _seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events)),
+        }
+    )
+    r = Bench(url, concurrency=1, duration=0.5, warmup=0.0, max_tokens=16).run()
+    level = r["levels"][0]
+    assert level["completed"] > 0 and level["output_tokens"] == 8 * level["completed"]
+    assert level["token_count_doubts"] == {
+        "count": level["completed"],
+        "first": "the server's usage.completion_tokens 5000 is above the max_tokens 16 asked for",
+    }
+    assert "lower bound" in level["token_count_source"]
+    assert "token count of " in r["msg"] and "not believed, chunks counted" in r["msg"]

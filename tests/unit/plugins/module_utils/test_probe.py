@@ -490,3 +490,21 @@ def test_ttft_counts_from_the_request_written_not_from_the_client_set_up(scripte
     assert 0.09 <= r["ttft_s"] < 0.25, r["ttft_s"]  # not 0.4
     assert p.request_setup_s >= 0.3
     assert r["total_s"] >= 0.4  # the end-to-end time still holds everything
+
+
+def _lying_usage(h):
+    """8 chunks of one word, then usage completion_tokens 5000 (issue #38's server)."""
+    events = [(0.01, _c(f" w{i}", "length" if i == 7 else None)) for i in range(8)]
+    events.append({"object": "text_completion", "model": "m", "choices": [], "usage": {"completion_tokens": 5000}})
+    return _stream(h, *events, "[DONE]")
+
+
+def test_usage_above_max_tokens_is_flagged_and_the_chunks_are_counted(scripted_server, h):
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _lying_usage(h)})
+    r = probe(url, max_tokens=16)
+    assert r["token_count_doubt"] == "the server's usage.completion_tokens 5000 is above the max_tokens 16 asked for"
+    assert r["token_count_source"] == "chunks (lower bound)" and r["completion_tokens"] == 8
+    assert any(
+        w.startswith(r["token_count_doubt"] + ": not believed; counted the 8 content chunk(s)") for w in r["warnings"]
+    )
+    assert "5000" not in r["msg"] and r["msg"].startswith("ok: at least 8 token(s)")

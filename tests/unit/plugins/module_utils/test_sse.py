@@ -5,7 +5,7 @@
 import json
 
 import pytest
-from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
+from ansible_collections.ddtree.sglang.plugins.module_utils._sse import CHUNKS, SSEParser, StreamState, interpret
 
 
 def chunk(text, finish=None, usage=None, model="/models/Qwen3.6-27B"):
@@ -196,3 +196,50 @@ def test_generate_incremental_output_is_appended():
     raw = events(gen_chunk("The", 1), gen_chunk(" capital", 2), "[DONE]")
     s = run("generate", [raw])
     assert s.text == "The capital"
+
+
+# --- a server's count checked against what was asked and seen (issue #38, item 2) ---------------------------
+
+
+def _counted(usage, chunks, max_tokens=None, streamed=True):
+    state = StreamState("completions", max_tokens=max_tokens, streamed=streamed)
+    for i in range(chunks):
+        state.add(interpret("completions", json.dumps(chunk(f" w{i}", "length" if i == chunks - 1 else None))), i)
+    state.add(interpret("completions", json.dumps(dict(chunk(""), choices=[], usage={"completion_tokens": usage}))), 9)
+    return state
+
+
+def test_usage_above_max_tokens_is_not_believed_and_the_chunks_are_counted():
+    state = _counted(5000, 8, max_tokens=16)
+    assert state.doubt == "the server's usage.completion_tokens 5000 is above the max_tokens 16 asked for"
+    assert state.token_source == CHUNKS and state.completion_tokens == 8 and state.first_tokens == 1
+
+
+def test_usage_far_above_the_chunks_is_not_believed_without_max_tokens():
+    state = _counted(5000, 8)
+    assert state.doubt == (
+        "the server's usage.completion_tokens 5000 is far above the 8 content chunk(s) it sent "
+        "(over 128 tokens a chunk)"
+    )
+    assert state.token_source == CHUNKS and state.completion_tokens == 8
+
+
+@pytest.mark.parametrize(
+    ("usage", "chunks", "max_tokens", "streamed"),
+    [
+        (12, 4, 12, True),  # a speculative server: 3 tokens a chunk
+        (16, 16, 16, True),  # max_tokens reached exactly
+        (1024, 8, 1024, True),  # 128 a chunk: a long stream interval still believed
+        (500, 1, 512, False),  # a whole answer in one piece: only max_tokens bounds it
+    ],
+)
+def test_a_plausible_usage_is_believed(usage, chunks, max_tokens, streamed):
+    state = _counted(usage, chunks, max_tokens=max_tokens, streamed=streamed)
+    assert state.doubt is None and state.token_source == "usage" and state.completion_tokens == usage
+
+
+def test_generate_meta_info_above_max_tokens_is_not_believed():
+    state = StreamState("generate", max_tokens=4)
+    state.add(interpret("generate", json.dumps({"text": "a b", "meta_info": {"completion_tokens": 900}})), 1.0)
+    assert state.doubt == "the server's meta_info.completion_tokens 900 is above the max_tokens 4 asked for"
+    assert state.token_source == CHUNKS and state.completion_tokens == 1
