@@ -116,6 +116,8 @@ def levels_of(gains):
                 "required": entry.get("required"),
                 "tokens_per_second": entry.get("new"),
                 "baseline": entry.get("before"),
+                # The gate's interval of the gain (the goodput gate's), when it gave one.
+                "interval": list(entry["interval"]) if entry.get("interval") else None,
                 # The goodput gate's figures (issue 33), when it judged the level: gain is then goodput's.
                 **{key: entry[key] for key in GOODPUT_KEYS if entry.get(key) is not None},
             }
@@ -152,8 +154,10 @@ def choose(contenders, mix_weights):
 def tune_gate(verdict, mix=None):
     """A tune's gain gate (ddtree_deploy_mode tune): the candidate passes when its gain weighted by the load mix
     clears the tune's rule (RULE: above 0 and the gate's margin weighted by the mix), whatever one level says: a
-    configuration that loses at 16 streams can still serve a mix that is mostly at one. Each level keeps its own
-    figures and verdict (the crossover). Only a gate that measured every level (pass or fail) is judged again;
+    configuration that loses at 16 streams can still serve a mix that is mostly at one. The gate's guard against
+    noise holds over the mix: where the gate gave each level's interval, the low ends weighted by the mix must reach
+    the margin too (else "within the noise", not met). Each level keeps its own figures and verdict (the
+    crossover). Only a gate that measured every level (pass or fail) is judged again;
     unmeasured, off and extend stay as the gate gave them. Returns the verdict with ``gate`` and ``gate_msg``
     replaced and ``tune``: {load_mix, score, needed, level_gate, level_msg}."""
     if not isinstance(verdict, Mapping) or verdict.get("gate") not in ("pass", "fail"):
@@ -161,7 +165,13 @@ def tune_gate(verdict, mix=None):
     levels = levels_of(verdict.get("gains"))
     mix_weights = weights(mix, sorted(levels))
     value, need = score(levels, mix_weights), needed(levels, mix_weights)
-    passed = value is not None and value > 0 and value >= need - 1e-9
+    # The gate's guard against noise, over the mix: the low ends of the levels' intervals weighted alike.
+    low = (
+        None
+        if value is None
+        else sum(w * (levels[lv]["interval"] or [levels[lv]["gain"]])[0] for lv, w in mix_weights.items())
+    )
+    passed = value is not None and value > 0 and low >= need - 1e-9
     shown = f"{mix_text(mix_weights)}, {MIX_VAR if mix else 'all at the production concurrency'}"
     if value is None:
         missing = ", ".join(str(level) for level in sorted(mix_weights) if level not in levels)
@@ -171,12 +181,15 @@ def tune_gate(verdict, mix=None):
             f"tune gate {'met' if passed else 'not met'}: {_pct(value)} over the load mix ({shown}); it must be "
             f"above 0 and reach {_pct(round(need, 4))}"
         )
+        if value > 0 and value >= need - 1e-9 and not passed:
+            head += f", which the low end of its interval ({_pct(round(low, 4))}) does not: within the noise"
     per_level = "; ".join(
         f"{_pct(fig['gain'])} at concurrency {level} ({fig['verdict']})" for level, fig in sorted(levels.items())
     )
     tune = {
         "load_mix": mix_weights,
         "score": value,
+        "low": None if low is None else round(low, 4),
         "needed": round(need, 4),
         "level_gate": verdict.get("gate"),
         "level_msg": verdict.get("gate_msg"),

@@ -377,3 +377,18 @@ def test_the_tune_gate_names_a_mix_level_the_gate_did_not_measure():
         "tune gate not met: the load mix (1: 50 %, 8: 50 %, ddtree_deploy_load_mix) has concurrency 8, which the "
         "gate did not measure"
     )
+
+
+def test_the_tune_gate_keeps_the_gates_guard_against_noise_over_the_mix():
+    """With the goodput gate's intervals, the mix's low end (the levels' low ends weighted alike) must reach the
+    margin: +12 % at one stream within [+5 %, +19 %] is not +10 % for sure."""
+    noisy = gate_verdict((1, 0.12))
+    noisy["gains"][0]["interval"] = [0.05, 0.19]
+    judged = dt.tune_gate(noisy, None)
+    assert judged["gate"] == "fail" and judged["tune"]["low"] == 0.05
+    assert "which the low end of its interval (+5.0 %) does not: within the noise" in judged["gate_msg"]
+    holdout = gate_verdict((1, 0.32), (16, -0.31))
+    for entry, interval in zip(holdout["gains"], ([0.28, 0.36], [-0.35, -0.27]), strict=True):
+        entry["interval"] = interval
+    judged = dt.tune_gate(holdout, {1: 0.9, 16: 0.1})
+    assert judged["gate"] == "pass" and judged["tune"]["low"] == pytest.approx(0.9 * 0.28 - 0.1 * 0.35)
