@@ -392,3 +392,39 @@ def test_the_tune_gate_keeps_the_gates_guard_against_noise_over_the_mix():
         entry["interval"] = interval
     judged = dt.tune_gate(holdout, {1: 0.9, 16: 0.1})
     assert judged["gate"] == "pass" and judged["tune"]["low"] == pytest.approx(0.9 * 0.28 - 0.1 * 0.35)
+
+
+def test_a_candidate_without_speculation_can_serve_the_load_past_the_crossover():
+    """Issue 35: no speculation at all can be the best choice past the crossover (the EAGLE-3 paper: 0.93x at 24).
+    The plain profile, and NEXTN adaptive (the fallback that turns speculation off by tiers), as tune candidates:
+    with production at 16, plain is kept where it beats NEXTN there; the record drops it into group_vars as a
+    candidate list the role's own tables accept."""
+    import yaml
+
+    tables = yaml.safe_load((ROLE.parent / "sglang" / "vars" / "profiles.yml").read_text())
+    wanted = [{"profile": "ddtree"}, {"profile": "nextn", "variants": ["adaptive"]}, {"profile": "plain"}]
+    expanded = dc.expand(
+        wanted, profiles=tables["__sglang_profiles"], variant_table=tables["__sglang_profile_variants"],
+        mode="tune", min_gain=0.1, fallback="nextn",
+    )  # fmt: skip
+    assert expanded["errors"] == [] and [c["name"] for c in expanded["candidates"]] == [
+        "ddtree",
+        "nextn+adaptive",
+        "plain",
+    ]
+    assert tables["__sglang_profiles"]["plain"]["options"] == {}  # no --speculative-algorithm: the target alone
+    figures = [
+        ("ddtree", gate_verdict((1, 0.32), (16, -0.31))),
+        ("nextn+adaptive", gate_verdict((1, 0.01), (16, 0.06))),
+        ("plain", gate_verdict((1, -0.38), (16, 0.12))),
+    ]
+    report, verdicts = tune_run(figures)
+    assert [verdicts[n]["gate"] for n, _ in figures] == ["fail", "fail", "pass"]
+    assert report["outcome"] == "deployed" and report["candidate"] == "plain"
+    (entry,) = dt.tuning_records([report])
+    tuning = entry["record"]["ddtree_deploy_tuning"]
+    assert [(e["concurrency"], e["winner"]) for e in tuning["crossover"]] == [(1, "ddtree"), (16, "plain")]
+    assert tuning["winner"] == "plain"
+    (kept,) = entry["record"]["ddtree_deploy_candidates"]
+    again = dc.expand([kept], profiles=tables["__sglang_profiles"], variant_table=tables["__sglang_profile_variants"])
+    assert again["errors"] == [] and again["candidates"][0]["profile"] == "plain"
