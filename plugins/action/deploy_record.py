@@ -9,6 +9,8 @@ host round trip. The record and what it means are plugins/module_utils/_deploy_r
 
 from __future__ import absolute_import, division, print_function
 
+import grp
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record
@@ -16,6 +18,10 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_recor
 FACT = "ddtree_deploy_record"
 OPTIONS = {
     "event",
+    "result_of",
+    "file",
+    "file_mode",
+    "file_group",
     "result",
     "at",
     "not_before_stage",
@@ -44,7 +50,12 @@ class ActionModule(ActionBase):
         if not isinstance(restore, dict) or set(restore) - RESTORE_OPTIONS:
             raise AnsibleActionFail(f"deploy_record: restore must be a mapping of {', '.join(sorted(RESTORE_OPTIONS))}")
         event = args.get("event")
-        if not isinstance(event, str) or not event:
+        result_of = args.get("result_of")
+        if result_of is not None and event is not None:
+            raise AnsibleActionFail(
+                "deploy_record: give either event (a stage begins, a mark) or result_of (a stage's result)"
+            )
+        if result_of is None and (not isinstance(event, str) or not event):
             raise AnsibleActionFail("deploy_record: event is required: a stage of the deploy or a mark")
         if args.get("result") is not None and not isinstance(args["result"], dict):
             raise AnsibleActionFail("deploy_record: result must be a mapping")
@@ -54,35 +65,60 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(
                 "deploy_record: no record to append to; the first event of a run gives start: <run id>"
             )
-        result_of_event = args.get("result")
         try:
-            # A failure and a failed restore: their results are derived from the failed task's result
-            # in Python, where they are unit-tested, not in the rescue's Jinja.
-            if "failed_result" in args and event == "failed":
-                result_of_event = _deploy_record.failure(record, args["failed_result"], args.get("sglang_failure"))
-            elif "failed_result" in args and event == "verified":
-                result_of_event = _deploy_record.restore_failure(args["failed_result"], **restore)
-            elif "failed_result" in args:
-                raise _deploy_record.DeployRecordError("failed_result goes with the events failed and verified")
-            # A candidate's figures (its gate's gains per level), with the mark that ends it: passed or failed.
-            if args.get("figures") is not None:
-                if not isinstance(args["figures"], dict):
-                    raise _deploy_record.DeployRecordError("figures must be a mapping")
-                result_of_event = dict(result_of_event or {}, figures=args["figures"])
-            record = _deploy_record.append(
-                record,
-                event,
-                result=result_of_event,
-                at=args.get("at"),
-                not_before_stage=bool(args.get("not_before_stage", False)),
-            )
+            if result_of is not None:
+                record = _deploy_record.set_result(record, str(result_of), args.get("result"))
+                appended = next(e for e in reversed(record["events"]) if e["event"] == result_of)
+            else:
+                record = self._append(record, event, args)
+                appended = record["events"][-1]
         except (_deploy_record.DeployRecordError, TypeError, ValueError) as exc:
             raise AnsibleActionFail(f"deploy_record: {exc}") from None
+        self._write(record, args)
         # stage: the stage the run is in now (progress displays follow it).
         result.update(
             changed=False,
             ansible_facts={FACT: record},
-            event=record["events"][-1],
+            event=appended,
             stage=_deploy_record.current_stage(record),
         )
         return result
+
+    @staticmethod
+    def _append(record, event, args):
+        result_of_event = args.get("result")
+        # A failure and a failed restore: their results are derived from the failed task's result
+        # in Python, where they are unit-tested, not in the rescue's Jinja.
+        if "failed_result" in args and event == "failed":
+            result_of_event = _deploy_record.failure(record, args["failed_result"], args.get("sglang_failure"))
+        elif "failed_result" in args and event == "verified":
+            result_of_event = _deploy_record.restore_failure(args["failed_result"], **(args.get("restore") or {}))
+        elif "failed_result" in args:
+            raise _deploy_record.DeployRecordError("failed_result goes with the events failed and verified")
+        # A candidate's figures (its gate's gains per level), with the mark that ends it: passed or failed.
+        if args.get("figures") is not None:
+            if not isinstance(args["figures"], dict):
+                raise _deploy_record.DeployRecordError("figures must be a mapping")
+            result_of_event = dict(result_of_event or {}, figures=args["figures"])
+        return _deploy_record.append(
+            record,
+            event,
+            result=result_of_event,
+            at=args.get("at"),
+            not_before_stage=bool(args.get("not_before_stage", False)),
+        )
+
+    @staticmethod
+    def _write(record, args):
+        """The record on the controller at every event (file: the report directory's <host>.record.json),
+        so a controller killed mid-deploy leaves the course of the run behind."""
+        path = args.get("file")
+        if not path:
+            return
+        try:
+            mode = args.get("file_mode") or "0600"
+            mode = mode if isinstance(mode, int) else int(str(mode), 8)
+            gid = grp.getgrnam(args["file_group"]).gr_gid if args.get("file_group") else None
+            _deploy_record.write(record, str(path), mode=mode, gid=gid)
+        except (OSError, KeyError, ValueError) as exc:
+            raise AnsibleActionFail(f"deploy_record: cannot write the record to {path}: {exc}") from None

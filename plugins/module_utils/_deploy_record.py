@@ -11,9 +11,11 @@ Adding a stage means one entry in STAGES, plus its tasks.
 
 from __future__ import absolute_import, annotations, division, print_function
 
+import json
 import time
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_candidates as _candidates
+from ansible_collections.ddtree.sglang.plugins.module_utils import _files
 
 
 class DeployRecordError(ValueError):
@@ -186,6 +188,46 @@ def append(record, event, result=None, at=None, not_before_stage=False):
         return record
     record["events"] = list(record.get("events", [])) + [{"event": event, "time": round(stamp, 3), "result": result}]
     return record
+
+
+def set_result(record, name, result):
+    """A copy of record whose stage ``name`` carries ``result``: the stage's own figures (the gate's verdict,
+    the bake's measurements), on its latest event in the current attempt (or before the first candidate)."""
+    if name not in _BY_NAME:
+        raise DeployRecordError(f"result_of: {name!r} is not a declared stage ({', '.join(STAGE_NAMES)})")
+    if result is not None and not isinstance(result, dict):
+        raise DeployRecordError("result_of: the result must be a mapping")
+    record = dict(record)
+    events = list(record.get("events", []))
+    starts = [i for i, e in enumerate(events) if e["event"] == "candidate"]
+    # The current attempt's events, then those before the first candidate (install, options, baseline).
+    order = list(reversed(range(starts[-1] if starts else 0, len(events)))) + list(
+        reversed(range(starts[0] if starts else 0))
+    )
+    for index in order:
+        if events[index]["event"] == name:
+            events[index] = dict(events[index], result=result)
+            record["events"] = events
+            return record
+    raise DeployRecordError(
+        f"result_of: the stage {name!r} has not begun in this attempt; begin it first ({{event: {name}}})"
+    )
+
+
+def results(record):
+    """Each stage's result ({stage: result or None}) of the stages the current attempt reached, and of those
+    before the first candidate (install, options, baseline)."""
+    events = list(record.get("events", []))
+    first = next((i for i, e in enumerate(events) if e["event"] == "candidate"), len(events))
+    current = _current_events(record) if first < len(events) else []
+    return {e["event"]: e.get("result") for e in events[:first] + current if e["event"] in _BY_NAME}
+
+
+def write(record, path, mode=0o600, gid=None):
+    """The record as JSON at ``path``, atomically (a temporary file renamed into place): a controller killed
+    at any moment leaves the record as of its last event, never half written."""
+    data = json.dumps(record, indent=1, sort_keys=True, default=str).encode() + b"\n"
+    _files.atomic_write(path, data, mode, uid=None if gid is None else -1, gid=gid)
 
 
 def _marks(record):
@@ -551,6 +593,8 @@ def summary(record, profile="", journal="", check_mode=False):
     kept = winner if the_outcome in ("deployed", "unchanged") else None
     return {
         "stage": name,
+        # Each stage's own result (deploy_record result_of), the current attempt's.
+        "results": results(record),
         "touched": touched(record),
         "outcome": the_outcome,
         "outcome_text": _candidates.outcome_text(the_outcome, summaries, kept, mode, mix),
@@ -786,4 +830,6 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
         "timings": course["timings"],
         "snapshot": run.get("snapshot"),
         "journal": run.get("journal_saved"),
+        # The run's course as it happened: every event of the record, each with its time and result.
+        "events": list(record.get("events", [])),
     }

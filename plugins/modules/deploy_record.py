@@ -13,9 +13,14 @@ author: ddtree.sglang developers (@ddtree)
 description:
   - The record of one deploy of one host (the fact C(ddtree_deploy_record)) is a list of events, each a
     stage of the deploy beginning or a mark, with its time and result.
-  - 'The stages are declared once, in order, in C(plugins/module_utils/_deploy_record.py): C(preflight),
-    C(snapshot), C(install), C(options), C(baseline), C(switch), C(probe), C(equivalence), C(gate). The marks:
-    C(stopped), C(ready), C(probed), C(failed), C(restart), C(restored), C(verified), C(done).'
+  - 'The stages are declared once, in order, in C(plugins/module_utils/_deploy_record.py) (C(STAGES); the table
+    "The deploy as declared stages" in docs/architecture.md lists them). The marks: C(stopped), C(ready),
+    C(probed), C(failed), C(restart), C(restored), C(verified), C(done), C(candidate) (a candidate of
+    C(ddtree_deploy_candidates) begins) and C(passed) (it passed every step).'
+  - A stage's own result (its figures, its verdict) is attached to the stage's event with O(result_of) and
+    O(result); the filter P(ddtree.sglang.deploy_record_summary#filter) returns it under C(results.<stage>).
+  - With O(file), every call writes the whole record there as JSON, atomically (a temporary file renamed into
+    place): a controller killed mid-deploy leaves the record as of its last event.
   - An event that is neither fails the task, so a stage missing from the table is found by the tests
     instead of turning into an unknown outcome.
   - The filter P(ddtree.sglang.deploy_record_summary#filter) derives outcome, failure, timings and downtime.
@@ -38,12 +43,28 @@ attributes:
     platforms: all
 options:
   event:
-    description: The stage that begins, or the mark.
+    description: The stage that begins, or the mark. Required unless O(result_of) is given.
     type: str
-    required: true
+  result_of:
+    description:
+      - A declared stage that has begun in the current attempt; O(result) becomes that stage's result (a second
+        call replaces it). Mutually exclusive with O(event).
+    type: str
   result:
-    description: What the event carries (a failure's cause and fix, the restore's verdict, ...).
+    description: What the event carries (a failure's cause and fix, the restore's verdict, a stage's figures, ...).
     type: dict
+  file:
+    description:
+      - Where the record is written after the event, on the controller (the role sets the report directory's
+        C(<host>.record.json) through C(module_defaults)). Empty or omitted, nothing is written.
+    type: path
+  file_mode:
+    description: The written record's permission bits.
+    type: raw
+    default: "0600"
+  file_group:
+    description: The written record's group (the report directory's, C(ddtree_deploy_report_group)).
+    type: str
   at:
     description: When the event happened, in seconds since the epoch, if not now (e.g. the sglang role's restart).
     type: float
@@ -93,6 +114,11 @@ EXAMPLES = r"""
   ddtree.sglang.deploy_record:
     event: snapshot
 
+- name: Gate | The gate's verdict, as the gate stage's result
+  ddtree.sglang.deploy_record:
+    result_of: gate
+    result: "{{ verdict }}"
+
 - name: Rescue | Record the failure and its cause
   ddtree.sglang.deploy_record:
     event: failed
@@ -125,8 +151,12 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            event=dict(type="str", required=True),
+            event=dict(type="str"),
+            result_of=dict(type="str"),
             result=dict(type="dict"),
+            file=dict(type="path"),
+            file_mode=dict(type="raw", default="0600"),
+            file_group=dict(type="str"),
             at=dict(type="float"),
             not_before_stage=dict(type="bool", default=False),
             start=dict(type="str"),
@@ -142,6 +172,8 @@ def main():
                 ),
             ),
         ),
+        mutually_exclusive=[("event", "result_of")],
+        required_one_of=[("event", "result_of")],
         supports_check_mode=True,
     )
     module.fail_json(msg="ddtree.sglang.deploy_record runs on the controller through its action plugin")

@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The deploy record: stages declared once, outcomes and downtime derived from events."""
 
+import json
 import re
 from pathlib import Path
 
@@ -411,3 +412,27 @@ def test_probe_steps_keep_results_the_first_failure_and_what_was_not_tried():
     assert new["msg"] == "completions: HTTP 400: mismatch"
     ok = dr.probe_step({}, "restored", "completions", {"failed": False, "tokens_per_second": 50.0})["restored"]
     assert ok["failed_api"] is None and ok["msg"] is None and ok["results"][0]["tokens_per_second"] == 50.0
+
+
+def test_a_stages_result_lives_in_its_event_and_the_course_reads_it():
+    rec = run(("preflight", 1), ("baseline", 2), ("candidate", 3, {"index": 1, "of": 2}), ("switch", 4), ("gate", 5))
+    rec = dr.set_result(rec, "gate", {"gate": "fail"})
+    rec = dr.set_result(rec, "baseline", {"measured": True})
+    assert rec["events"][-1] == {"event": "gate", "time": 5.0, "result": {"gate": "fail"}}
+    # The next candidate's gate starts without the first one's verdict.
+    rec = dr.append(dr.append(rec, "candidate", {"index": 2, "of": 2}, at=6), "switch", at=7)
+    assert dr.results(rec) == {"preflight": None, "baseline": {"measured": True}, "switch": None}
+    rec = dr.set_result(dr.append(rec, "gate", at=8), "gate", {"gate": "pass"})
+    assert dr.summary(rec)["results"]["gate"] == {"gate": "pass"}
+    with pytest.raises(dr.DeployRecordError, match="'bake' has not begun in this attempt"):
+        dr.set_result(rec, "bake", {})
+    with pytest.raises(dr.DeployRecordError, match="'stopped' is not a declared stage"):
+        dr.set_result(rec, "stopped", {})
+
+
+def test_the_record_is_written_whole_and_the_report_carries_its_events(tmp_path):
+    rec = run(("preflight", 1), ("snapshot", 2))
+    dr.write(rec, str(tmp_path / "h.record.json"), mode=0o640)
+    assert json.loads((tmp_path / "h.record.json").read_text()) == rec
+    assert (tmp_path / "h.record.json").stat().st_mode & 0o777 == 0o640
+    assert dr.report(rec, {"host": "h"})["events"] == rec["events"]
