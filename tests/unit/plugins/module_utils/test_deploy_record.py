@@ -436,3 +436,23 @@ def test_the_record_is_written_whole_and_the_report_carries_its_events(tmp_path)
     assert json.loads((tmp_path / "h.record.json").read_text()) == rec
     assert (tmp_path / "h.record.json").stat().st_mode & 0o777 == 0o640
     assert dr.report(rec, {"host": "h"})["events"] == rec["events"]
+
+
+@pytest.mark.parametrize("name", dr.STAGE_NAMES)
+def test_a_failure_in_any_declared_stage_is_that_stages_with_its_outcome_and_fix(name):
+    """A stage added to STAGES is reported with its own step, outcome and fix, with no other change."""
+    events = []
+    for at, stage in enumerate(dr.STAGE_NAMES[: dr.STAGE_NAMES.index(name) + 1]):
+        events.append((stage, 10 * at))
+        if stage == "switch":
+            events += [("stopped", 10 * at + 1), ("ready", 10 * at + 2)]
+    events.append(("failed", 500, {"cause": "it broke", "task": "", "fix": "", "said": ""}))
+    if dr.stage(name)["touches"] == "unit":
+        events += [("restart", 501), ("restored", 510), ("verified", 511, {"verified": True})]
+    rec = run(*events)
+    course = dr.summary(rec, profile="ddtree", journal="j.txt")
+    fix = dr.stage(name)["fix"].replace("{journal}", "j.txt").replace("{profile}", "ddtree")
+    assert (course["failure"]["step"], course["failure"]["fix"]) == (name, fix)
+    assert course["outcome"] == dr.stage(name)["outcome"]
+    report = dr.report(rec, {"host": "h", "profile": "ddtree", "journal": "j.txt"})
+    assert (report["failed_step"], report["fix"], report["outcome"]) == (name, fix, dr.stage(name)["outcome"])
