@@ -127,6 +127,17 @@ STAGES = (
         "length collapsing, aborts, first tokens growing) are seen in the unit's own /metrics while it serves, "
         "and the NEXTN unit is put back as for any failure after the switch (docs/bake.md).",
     },
+    {
+        "name": "commit",
+        "touches": "unit",
+        "outcome": "rolled_back",
+        "fix": "Keep the restored unit: {profile} passed every check, but it could not be stored as the "
+        "last-known-good (or as the candidate awaiting promotion). The cause names what failed: free space or "
+        "permissions of ddtree_deploy_store_dir on the host, or the unit changed after it was proved. Fix that, "
+        "then deploy again; nothing about {profile} itself failed.",
+        "why": "Only a unit stored byte for byte can be rolled back to later: a proved unit that cannot be kept "
+        "is not left serving, and the snapshot taken before the switch is put back.",
+    },
 )
 STAGE_NAMES = tuple(stage["name"] for stage in STAGES)
 _BY_NAME = {stage["name"]: stage for stage in STAGES}
