@@ -280,3 +280,34 @@ def test_the_run_summary_shows_each_hosts_candidates(tmp_path, ansible_cli_env):
     assert "**ct129-sim**: deployed ddtree+nograph, 2nd of 2" in md
     assert "| 1 | ddtree | failed | switch | Not enough memory." in md
     assert "**ct200-sim**" not in md  # one candidate: the table of hosts says it all
+
+
+def test_a_failure_in_the_commit_is_a_commit_failure_with_the_commits_fix(tmp_path, ansible_cli_env):
+    """Issue 37, item 3: the proved unit could not be kept (the snapshot module failed after the bake): the
+    host is rolled back at step 'commit' with the commit's fix, not the bake's or the gate's."""
+    cause = "cannot write /var/lib/ddtree-sglang/last-known-good/sglang-qwen/manifest.json: No space left on device"
+    rec = record(
+        *EVERY_CHECK[:5],
+        ("candidate", 6, dict(_cand(1, "ddtree"), of=1)),
+        ("switch", 6),
+        ("stopped", 7),
+        ("ready", 12),
+        ("probe", 12),
+        ("probed", 13),
+        ("equivalence", 14),
+        ("gate", 15),
+        ("bake", 16),
+        ("passed", 20, {"figures": {}}),
+        ("commit", 21),
+        ("failed", 22, {"cause": cause, "task": "", "fix": "", "said": ""}),
+        ("restart", 23),
+        ("restored", 40),
+        ("verified", 41, {"verified": True}),
+    )
+    line, md, failure = render(tmp_path, ansible_cli_env, rec, check_mode=False)
+    assert line.startswith(f"ct200-sim: ROLLED BACK at commit: {cause}; "), line
+    assert "failed at step 'commit': " + cause in failure, failure
+    assert "(fix: Keep the restored unit: ddtree passed every check, but it could not be stored" in failure
+    assert "regressed under traffic" not in failure and "min_gain" not in failure
+    assert "| failed step | commit |" in md
+    assert "| fix | Keep the restored unit: ddtree passed every check, but it could not be stored" in md
