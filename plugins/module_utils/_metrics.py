@@ -22,6 +22,7 @@ default 40; srt/managers/scheduler_components/metrics_reporter.py:308), so they 
 
 from __future__ import absolute_import, division, print_function
 
+import collections
 import math
 import time
 import traceback
@@ -488,3 +489,138 @@ def failure_message(check, failed, counted, worst):
         f"bake: {VALUES[check['value']]} {_num(worst['value'])} for {failed} of {counted} measurements "
         f"(bound {worst['bound_text']})"
     )
+
+
+# --- One analysis for the bake and the watch (Argo Rollouts' assessMetricStatus) -------------------------
+
+# The one rule for a server restart, for every caller: a counter that went down means the window spans
+# two processes, so nothing in it can be judged. The measurement is an error (as a scrape that failed),
+# counted against consecutive_error_limit; the restarted process's sample opens the next window; the
+# measurements before it keep counting (they judged the same unit).
+RESTART_ERROR = "a counter went down: the server restarted between two scrapes (nothing in the window can be judged)"
+
+PHASES = ("running", "successful", "failed", "inconclusive", "error")
+
+
+def measurement(window, checks, baseline=None, gate=None, error=None):
+    """One measurement {"status", "window", "checks", "error"} from a window (or a scrape's error).
+
+    ``status`` is ``error`` (the scrape failed, or the server restarted), ``inconclusive`` (no traffic, or
+    no check could be judged: every one was skipped), ``fail`` (a check failed) or ``pass``."""
+    if window is None or error is not None:
+        return {"status": "error", "window": window, "checks": [], "error": error or "no sample"}
+    if window.get("restarted"):
+        return {"status": "error", "window": window, "checks": [], "error": RESTART_ERROR}
+    if not window.get("traffic"):
+        return {"status": "inconclusive", "window": window, "checks": [], "error": None}
+    verdicts = judge(window, checks, baseline, gate)
+    if any(v["result"] == "fail" for v in verdicts):
+        status = "fail"
+    elif all(v["result"] == "skip" for v in verdicts):
+        status = "inconclusive"  # a measurement that judged nothing proves nothing
+    else:
+        status = "pass"
+    return {"status": status, "window": window, "checks": verdicts, "error": None}
+
+
+def _check_counts(measurements, checks):
+    """{check name: (failed, counted, latest failing verdict)} over the measurements."""
+    counts = {c["name"]: [0, 0, None] for c in checks}
+    for m in measurements:
+        for v in m.get("checks") or []:
+            if v["name"] not in counts or v["result"] == "skip":
+                continue
+            counts[v["name"]][1] += 1
+            if v["result"] == "fail":
+                counts[v["name"]][0] += 1
+                counts[v["name"]][2] = v
+    return counts
+
+
+def assess(measurements, checks, limits, count=None, terminating=False):
+    """The verdict of a series of measurements (Argo Rollouts' assessMetricStatus), for every caller.
+
+    ``limits``: failure_limit (a check's own ``failure_limit`` first), inconclusive_limit,
+    consecutive_error_limit; a limit is exceeded when the count is greater than it. In Argo's order:
+    ``failed`` when a check failed in more measurements than its failure limit, ``inconclusive`` when
+    more measurements were inconclusive than inconclusive_limit, ``error`` when the latest errors in a
+    row are more than consecutive_error_limit. Otherwise ``running`` until ``count`` measurements (or
+    ``terminating``), then ``successful``, unless no measurement judged a check: then ``error`` when
+    every measurement was an error (the unit was never read), else ``inconclusive``.
+    Returns {"phase", "successful", "failed", "inconclusive", "error", "consecutive_error",
+    "failed_checks": [{"name", "failed", "counted", "message"}]}."""
+    measurements = list(measurements)
+    statuses = [m["status"] for m in measurements]
+    verdict = {
+        "successful": statuses.count("pass"),
+        "failed": statuses.count("fail"),
+        "inconclusive": statuses.count("inconclusive"),
+        "error": statuses.count("error"),
+        "consecutive_error": len(statuses) - len("".join("e" if s == "error" else "-" for s in statuses).rstrip("e")),
+        "failed_checks": [],
+    }
+    counts = _check_counts(measurements, checks)
+    for check in checks:
+        failed, counted, worst = counts[check["name"]]
+        if failed > check.get("failure_limit", limits["failure_limit"]):
+            message = failure_message(check, failed, counted, worst)
+            verdict["failed_checks"].append(
+                {"name": check["name"], "failed": failed, "counted": counted, "message": message}
+            )
+    if verdict["failed_checks"]:
+        phase = "failed"
+    elif verdict["inconclusive"] > limits["inconclusive_limit"]:
+        phase = "inconclusive"
+    elif verdict["consecutive_error"] > limits["consecutive_error_limit"]:
+        phase = "error"
+    elif not terminating and (count is None or len(measurements) < count):
+        phase = "running"
+    elif verdict["successful"] + verdict["failed"] > 0:
+        phase = "successful"
+    else:
+        phase = "error" if measurements and verdict["error"] == len(measurements) else "inconclusive"
+    verdict["phase"] = phase
+    return verdict
+
+
+class Analysis:
+    """The measurements of one unit and their verdict: the sglang_bake module and the sglang_metrics event
+    source both feed it every scrape (a Sample, or the error's message) and read ``assess()``.
+
+    ``keep`` keeps only the latest measurements (the event source's sliding window of ``count``);
+    ``count`` is Argo's count: the verdict is ``running`` until that many measurements."""
+
+    def __init__(self, checks, limits, baseline=None, gate=None, count=None, keep=None):
+        self.checks = checks
+        self.limits = {k: int(limits[k]) for k in ("failure_limit", "inconclusive_limit", "consecutive_error_limit")}
+        self.baseline = baseline
+        self.gate = gate
+        self.count = count
+        self.measurements = collections.deque(maxlen=keep) if keep else []
+        self.first = self.prev = None  # the first and the latest sample of the current process
+        self.taken = 0
+
+    def observe(self, got, elapsed=None):
+        """Add one scrape: the measurement it makes, or None for the first sample (it opens the first window)."""
+        if isinstance(got, str):
+            m = measurement(None, self.checks, error=got)
+        elif self.prev is None:
+            self.first = self.prev = got
+            return None
+        else:
+            window = measure(self.prev, got)
+            m = measurement(window, self.checks, self.baseline, self.gate)
+            if window["restarted"]:
+                self.first = got  # the restarted process's counters start here
+            self.prev = got
+        self.taken += 1
+        m = dict(index=self.taken, elapsed=elapsed, **m)
+        self.measurements.append(m)
+        return m
+
+    def assess(self, terminating=False):
+        return assess(self.measurements, self.checks, self.limits, count=self.count, terminating=terminating)
+
+    def summary(self):
+        """The figures from the first to the latest sample of the current process ({} before any sample)."""
+        return measure(self.first, self.prev) if self.first is not None else {}

@@ -16,9 +16,14 @@ description:
     generation throughput per running request, TTFT p90 from the histogram's buckets) and evaluates a table
     of checks on each measurement. A check fails the bake when it failed in more than its failure limit of
     measurements; the bake stops at that point, without waiting out O(duration).
-  - A measurement with no traffic (no request finished, aborted or answered in the interval) is
-    C(inconclusive), not a pass. When no measurement had traffic, or more than O(inconclusive_limit) did
-    not, the bake's result is C(inconclusive) and O(inconclusive) decides what follows.
+  - The measurements are assessed by the same analysis as the C(ddtree.sglang.sglang_metrics) event source's
+    (plugins/module_utils/_metrics.py C(Analysis), Argo Rollouts' assessMetricStatus), RV(verdict); the
+    bake stops at the first verdict that is not C(running). See docs/bake.md, "One analysis".
+  - A measurement with no traffic (no request finished, aborted or answered in the interval), or in which no
+    check had data, is C(inconclusive), not a pass. When more than O(inconclusive_limit) are, or no
+    measurement judged a check by the end, the bake's result is C(inconclusive) and O(inconclusive) decides
+    what follows.
+  - A server restart (a counter went down) is an C(error) measurement, like a failed scrape.
   - With O(state=baseline), scrapes at the start and the end of O(duration) and returns the figures of that
     one window (RV(summary)), to pass as O(baseline) to the bake of the next unit. The deploy takes it from
     the NEXTN unit before the switch, so the checks compare with NEXTN on the same host.
@@ -213,7 +218,8 @@ measurements:
       description: Seconds since the bake began, at the end of the window.
       type: float
     status:
-      description: C(pass), C(fail) (a check failed), C(inconclusive) (no traffic), C(error) (scrape failed).
+      description: C(pass), C(fail) (a check failed), C(inconclusive) (no traffic, or no check had data),
+        C(error) (the scrape failed, or the server restarted).
       type: str
     window:
       description: The figures of the window (see RV(summary)), or null after an error.
@@ -233,6 +239,17 @@ measurements:
       window: {seconds: 15.0, traffic: true, requests: 12, spec_accept_length: 1.02}
       checks: [{name: accept_length_vs_gate, value: 1.02, bound: 1.86, result: fail,
                 bound_text: ">= 1.86, 60 % of 3.1 at the gate", detail: ""}]
+verdict:
+  description: The analysis' verdict, C(successful), C(failed), C(inconclusive) or C(error) (docs/bake.md,
+    "One analysis"); the event source's events carry the same.
+  returned: when O(state=bake)
+  type: str
+  sample: failed
+analysis:
+  description: The counts the verdict was reached on.
+  returned: when O(state=bake)
+  type: dict
+  sample: {successful: 1, failed: 2, inconclusive: 0, error: 0, consecutive_error: 0}
 failed_checks:
   description: The checks that failed the bake, with the cause line of each.
   returned: when O(state=bake)
@@ -396,146 +413,97 @@ class SglangBake:
         return {"changed": False, "summary": summary, "elapsed": self.elapsed()}
 
     def bake(self, checks):
+        """Measure every interval and assess the measurements after each (_metrics.Analysis, the event
+        source's too); stop at the first verdict past a limit, as Argo's analysis does."""
         p = self.params
-        limits = {c["name"]: c.get("failure_limit", p["failure_limit"]) for c in checks}
-        failed = {c["name"]: 0 for c in checks}
-        counted = {c["name"]: 0 for c in checks}
-        worst = {}
-        measurements, inconclusive, errors_in_a_row = [], 0, 0
-        first = prev = None
-        result = {"changed": False, "checks": checks, "measurements": measurements, "load": None}
-        # A first good sample starts the first window.
-        while first is None:
-            got = self.scrape()
-            if not isinstance(got, str):
-                first = prev = got
+        self.analysis = analysis = _metrics.Analysis(checks, p, baseline=p["baseline"], gate=p["gate"])
+        verdict = None
+        # A first good sample starts the first window; a scrape that fails before it is an error measurement.
+        while analysis.first is None and verdict is None:
+            m = analysis.observe(self.scrape(), self.elapsed())
+            if m is None:
                 break
-            errors_in_a_row += 1
-            measurements.append(
-                {
-                    "index": len(measurements) + 1,
-                    "elapsed": self.elapsed(),
-                    "status": "error",
-                    "window": None,
-                    "checks": [],
-                    "error": got,
-                }
-            )
-            if errors_in_a_row > p["consecutive_error_limit"] or time.monotonic() + p["interval"] > self.deadline:
-                self.fail(
-                    f"bake: cannot read the metrics of {p['url']} ({errors_in_a_row} scrapes failed in a row): {got}",
-                    result="fail",
-                    summary={},
-                    failed_checks=[],
-                    **result,
-                )
-            self.sleep_until(time.monotonic() + p["interval"])
+            verdict = self.verdict_after(m)
+            if verdict is None and time.monotonic() + p["interval"] > self.deadline:
+                verdict = analysis.assess(terminating=True)
+            if verdict is None:
+                self.sleep_until(time.monotonic() + p["interval"])
         # Windows follow the first good sample (late when the first scrapes failed); the last one
         # ends by start + duration (half an interval of slack for the time a scrape takes).
-        first_at = first.at
+        first_at = analysis.first.at if verdict is None else None
         index = 0
-        while first_at + (index + 1) * p["interval"] <= self.start + p["duration"] + p["interval"] / 2:
+        while (
+            verdict is None and first_at + (index + 1) * p["interval"] <= self.start + p["duration"] + p["interval"] / 2
+        ):
             index += 1
             self.sleep_until(first_at + index * p["interval"])
-            got = self.scrape()
-            entry = {"index": len(measurements) + 1, "elapsed": self.elapsed()}
-            measurements.append(entry)
-            if isinstance(got, str):
-                errors_in_a_row += 1
-                entry.update(status="error", window=None, checks=[], error=got)
-                if errors_in_a_row > p["consecutive_error_limit"]:
-                    self.fail(
-                        f"bake: cannot read the metrics of {p['url']} ({errors_in_a_row} scrapes failed in a "
-                        f"row, consecutive_error_limit {p['consecutive_error_limit']}): {got}",
-                        result="fail",
-                        summary=_metrics.measure(first, prev),
-                        failed_checks=[],
-                        **result,
-                    )
-                continue
-            errors_in_a_row = 0
-            window = _metrics.measure(prev, got)
-            prev = got
-            entry["window"] = window
-            if window["restarted"]:
-                entry.update(status="error", checks=[], error="a counter went down: the server restarted")
-                self.fail(
-                    f"bake: the server at {p['url']} restarted during the bake (its counters went down "
-                    f"between {entry['elapsed'] - window['seconds']:.0f} s and {entry['elapsed']:.0f} s)",
-                    result="fail",
-                    summary=window,
-                    failed_checks=[],
-                    **result,
-                )
-            if not window["traffic"]:
-                inconclusive += 1
-                entry.update(status="inconclusive", checks=[])
-                if p["inconclusive"] == "load" and self.load is None:
-                    self.start_load(entry)
-                    result["load"] = self.load_info
-                continue
-            verdicts = _metrics.judge(window, checks, p["baseline"], p["gate"])
-            entry["checks"] = verdicts
-            entry["status"] = "fail" if any(v["result"] == "fail" for v in verdicts) else "pass"
-            for v in verdicts:
-                if v["result"] == "skip":
-                    continue
-                counted[v["name"]] += 1
-                if v["result"] == "fail":
-                    failed[v["name"]] += 1
-                    worst[v["name"]] = v
-            over = [c for c in checks if failed[c["name"]] > limits[c["name"]]]
-            if over:
-                break  # Argo stops an analysis once a metric is past its failureLimit.
-        result["summary"] = _metrics.measure(first, prev)
-        over = [c for c in checks if failed[c["name"]] > limits[c["name"]]]
-        result["failed_checks"] = [
-            {
-                "name": c["name"],
-                "failed": failed[c["name"]],
-                "counted": counted[c["name"]],
-                "message": _metrics.failure_message(c, failed[c["name"]], counted[c["name"]], worst[c["name"]]),
-            }
-            for c in over
-        ]
-        if over:
-            result["result"] = "fail"
+            verdict = self.verdict_after(analysis.observe(self.scrape(), self.elapsed()))
+        return self.conclude(checks, verdict or analysis.assess(terminating=True))
+
+    def verdict_after(self, m):
+        """The analysis' verdict once past a limit (None while it runs); starts the synthetic load of
+        inconclusive=load at the first measurement without traffic."""
+        window = m["window"] or {}
+        if m["status"] == "inconclusive" and not window.get("traffic"):
+            if self.params["inconclusive"] == "load" and self.load is None:
+                self.start_load(m)
+        verdict = self.analysis.assess()
+        return None if verdict["phase"] == "running" else verdict
+
+    def conclude(self, checks, verdict):
+        """The module's result from the analysis' verdict: it returns on success, fails the task otherwise."""
+        p = self.params
+        measurements = list(self.analysis.measurements)
+        result = {
+            "changed": False,
+            "checks": checks,
+            "measurements": measurements,
+            "load": self.load_info,
+            "summary": self.analysis.summary(),
+            "verdict": verdict["phase"],
+            "analysis": {k: verdict[k] for k in ("successful", "failed", "inconclusive", "error", "consecutive_error")},
+            "failed_checks": verdict["failed_checks"],
+            "result": {"successful": "pass", "inconclusive": "inconclusive"}.get(verdict["phase"], "fail"),
+        }
+        took = f"(window {p['interval']:g} s, {len(measurements)} measurements in {self.elapsed():.0f} s)"
+        if verdict["phase"] == "failed":
+            self.fail("; ".join(f["message"] for f in verdict["failed_checks"]) + " " + took, **result)
+        if verdict["phase"] == "error":
+            last = next((m["error"] for m in reversed(measurements) if m["status"] == "error"), "")
             self.fail(
-                "; ".join(f["message"] for f in result["failed_checks"])
-                + f" (window {p['interval']:g} s, {len(measurements)} measurements in {self.elapsed():.0f} s)",
+                f"bake: cannot read the metrics of {p['url']} ({verdict['consecutive_error']} scrapes failed in a "
+                f"row, consecutive_error_limit {p['consecutive_error_limit']}): {last}",
                 **result,
             )
-        with_traffic = sum(1 for m in measurements if m["status"] in ("pass", "fail"))
-        if with_traffic == 0 or inconclusive > p["inconclusive_limit"]:
-            result["result"] = "inconclusive"
-            why = (
-                f"bake inconclusive: {inconclusive} of {len(measurements)} measurements of {p['interval']:g} s "
-                f"saw no traffic (no request finished, aborted or answered; inconclusive_limit "
-                f"{p['inconclusive_limit']})"
-            )
-            if p["inconclusive"] == "load":
-                load_error = self.load.error() if self.load is not None else None
-                self.fail(
-                    why
-                    + (
-                        f", under synthetic load from {self.load_info['started_s']:g} s"
-                        + (f" ({load_error})" if load_error else "")
-                        if self.load is not None
-                        else ""
-                    )
-                    + "; inconclusive=load. The server took no measurable traffic even under load: check that it "
-                    "answers completions and that its /metrics counts them",
-                    **result,
-                )
-            if p["inconclusive"] == "fail":
-                self.fail(
-                    why + "; inconclusive=fail. Bake while the unit serves traffic, or set inconclusive=pass", **result
-                )
-            self.module.warn(why + "; inconclusive=pass lets the deploy go on")
-        else:
-            result["result"] = "pass"
+        if verdict["phase"] == "inconclusive":
+            self.inconclusive(verdict, result)
         result["elapsed"] = self.elapsed()
         return result
+
+    def inconclusive(self, verdict, result):
+        """Fail the task (inconclusive=fail or load) or warn (inconclusive=pass) for an inconclusive bake."""
+        p = self.params
+        why = (
+            f"bake inconclusive: {verdict['inconclusive']} of {len(result['measurements'])} measurements of "
+            f"{p['interval']:g} s saw no traffic (no request finished, aborted or answered) or no data for any "
+            f"check (inconclusive_limit {p['inconclusive_limit']})"
+        )
+        if p["inconclusive"] == "load":
+            load_error = self.load.error() if self.load is not None else None
+            under = ""
+            if self.load is not None:
+                under = f", under synthetic load from {self.load_info['started_s']:g} s"
+                under += f" ({load_error})" if load_error else ""
+            self.fail(
+                why + under + "; inconclusive=load. The server took no measurable traffic even under load: check "
+                "that it answers completions and that its /metrics counts them",
+                **result,
+            )
+        if p["inconclusive"] == "fail":
+            self.fail(
+                why + "; inconclusive=fail. Bake while the unit serves traffic, or set inconclusive=pass", **result
+            )
+        self.module.warn(why + "; inconclusive=pass lets the deploy go on")
 
     def run(self):
         p = self.params

@@ -79,6 +79,12 @@ class SglangMetrics:
         self.itl += [itl] * (requests * 4)
         self.e2e += [ttft + tokens * itl] * requests
 
+    def restart(self):
+        """The server process started again: its counters and histograms begin from nothing."""
+        self.requests = self.aborted = self.gen_tokens = 0
+        self.responses = {}
+        self.ttft, self.itl, self.e2e = [], [], []
+
     def render(self):
         """The /metrics text, as prometheus_client's exposition writes it."""
         reg = CollectorRegistry()

@@ -3,13 +3,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Event source plugin: poll an SGLang unit's /metrics and emit one judged measurement per interval.
 
-It judges each interval with the same code and checks table as the ddtree.sglang.sglang_bake
-module (plugins/module_utils/_metrics.py), so the rulebook that keeps watching after a deploy
-and the bake during it agree on what a regression is.
+It measures and assesses with the same code, checks table and limits as the ddtree.sglang.sglang_bake
+module (plugins/module_utils/_metrics.py's Analysis and assess, Argo Rollouts' assessMetricStatus), over
+the last ``count`` measurements: the same measurements give the same verdict in both
+(tests/unit/eda/test_one_analysis.py).
 """
 
 import asyncio
-import collections
 import logging
 import os
 import sys
@@ -21,11 +21,18 @@ description:
   - An ansible-rulebook event source plugin. Every O(interval) seconds it scrapes O(url)/metrics, derives
     the interval's figures (accept length, aborted requests and 5xx answers per request, generation
     throughput per running request, TTFT p90) and evaluates the bake checks of the collection on them.
-  - Each measurement is one event, C(event.sglang_metrics), with C(status) (C(pass), C(fail),
-    C(inconclusive) without traffic, C(error) when the scrape failed), the window's figures, one verdict per
-    check, and C(regression), true when a check failed in more than O(failure_limit) of the last O(count)
-    measurements (Argo Rollouts' failureLimit over a sliding window). C(message) then names the metric,
-    its value and its bound.
+  - Each measurement is one event, C(event.sglang_metrics), with C(status) (C(pass), C(fail) when a check
+    failed, C(inconclusive) without traffic or when no check had data, C(error) when the scrape failed or
+    the server restarted), the window's figures, one verdict per check, and C(verdict), the assessment of
+    the last O(count) measurements by the sglang_bake module's own analysis (Argo Rollouts'
+    assessMetricStatus; see docs/bake.md) - C(running) until O(count) measurements, then C(successful),
+    C(failed) (a check failed in more than its failure limit), C(inconclusive) (more than
+    O(inconclusive_limit) inconclusive measurements, or none judged) or C(error) (more than
+    O(consecutive_error_limit) errors in a row). C(analysis) holds the counts.
+  - C(regression) is true when C(verdict) is C(failed); C(check) and C(message) then name the check, the
+    metric, its value and its bound.
+  - A server restart (a counter went down) is one C(error) measurement, as in the bake; the restarted
+    process's sample opens the next window.
   - C(event.meta.hosts) is O(host), so a C(run_playbook) action limits the play to that host.
 options:
   url:
@@ -47,6 +54,14 @@ options:
     description: Failed measurements of one check, among the last O(count), tolerated before C(regression).
     type: int
     default: 1
+  inconclusive_limit:
+    description: Inconclusive measurements, among the last O(count), tolerated before C(verdict=inconclusive).
+    type: int
+    default: 2
+  consecutive_error_limit:
+    description: Errors in a row tolerated before C(verdict=error).
+    type: int
+    default: 2
   checks:
     description: Changes to the default checks, as the sglang_bake module's C(checks) option takes them.
     type: list
@@ -99,21 +114,29 @@ def _import_metrics():
 
 
 class Watcher:
-    """The state kept between measurements: the last sample and the recent verdicts."""
+    """One unit's analysis: _metrics.Analysis over the last ``count`` measurements (the bake's, too)."""
 
     def __init__(self, args, _http, _metrics):
-        self.args = args
         self._http = _http
         self._metrics = _metrics
         self.url = args["url"].rstrip("/")
         self.host = args.get("host") or self.url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
-        self.checks = _metrics.merge_checks(args.get("checks") or [])
-        self.count = int(args.get("count", 4))
-        self.failure_limit = int(args.get("failure_limit", 1))
         self.timeout = float(args.get("request_timeout", 5))
         self.client = _http.HttpClient(self.url, timeout=self.timeout, api_key=args.get("api_key"))
-        self.recent = collections.deque(maxlen=self.count)  # one {check name: result} per measurement
-        self.prev = None
+        count = int(args.get("count", 4))
+        limits = {
+            "failure_limit": args.get("failure_limit", 1),
+            "inconclusive_limit": args.get("inconclusive_limit", 2),
+            "consecutive_error_limit": args.get("consecutive_error_limit", 2),
+        }
+        self.analysis = _metrics.Analysis(
+            _metrics.merge_checks(args.get("checks") or []),
+            limits,
+            baseline=args.get("baseline"),
+            gate=args.get("gate"),
+            count=count,
+            keep=count,
+        )
 
     def scrape(self):
         try:
@@ -122,40 +145,27 @@ class Watcher:
             return str(exc)
 
     def measure(self, got):
-        """The event of one scrape (``got`` is a Sample or an error message)."""
-        m = self._metrics
-        event = {"url": self.url, "host": self.host, "window": None, "checks": [], "regression": False}
-        if isinstance(got, str):
-            event.update(status="error", error=got)
+        """The event of one scrape (``got`` is a Sample or an error message); status ``started`` for the
+        first sample, which opens the first window."""
+        m = self.analysis.observe(got)
+        event = {"url": self.url, "host": self.host, "regression": False}
+        if m is None:
+            event.update(status="started", window=None, checks=[])
             return event
-        if self.prev is None:
-            self.prev = got
-            event.update(status="started")
-            return event
-        window = m.measure(self.prev, got)
-        self.prev = got
-        event["window"] = window
-        if window["restarted"]:
-            # New counters start a new series: the verdicts before the restart were of another process.
-            self.recent.clear()
-            event.update(status="restarted")
-            return event
-        if not window["traffic"]:
-            event.update(status="inconclusive")
-            return event
-        verdicts = m.judge(window, self.checks, self.args.get("baseline"), self.args.get("gate"))
-        event["checks"] = verdicts
-        event["status"] = "fail" if any(v["result"] == "fail" for v in verdicts) else "pass"
-        self.recent.append({v["name"]: v for v in verdicts})
-        for check in self.checks:
-            limit = check.get("failure_limit", self.failure_limit)
-            seen = [r[check["name"]] for r in self.recent if r[check["name"]]["result"] != "skip"]
-            failed = [v for v in seen if v["result"] == "fail"]
-            if len(failed) > limit:
-                event["regression"] = True
-                event["check"] = check["name"]
-                event["message"] = m.failure_message(check, len(failed), len(seen), failed[-1])
-                break
+        event.update({k: m[k] for k in ("status", "window", "checks")})
+        if m["error"]:
+            event["error"] = m["error"]
+        verdict = self.analysis.assess()
+        event["verdict"] = verdict["phase"]
+        event["analysis"] = {
+            k: verdict[k] for k in ("successful", "failed", "inconclusive", "error", "consecutive_error")
+        }
+        if verdict["phase"] == "failed":
+            event.update(
+                regression=True,
+                check=verdict["failed_checks"][0]["name"],
+                message=verdict["failed_checks"][0]["message"],
+            )
         return event
 
 
