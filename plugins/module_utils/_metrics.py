@@ -49,6 +49,8 @@ METRICS = {
     "sglang:token_usage": "gauge",  # metrics_collector.py:405
     # Counters (the tokenizer manager's; labels model_name, engine_type[, is_streaming]).
     "sglang:generation_tokens_total": "counter",  # metrics_collector.py:1861
+    # Verify passes of the finished requests (speculation on), inc by each one's spec_verify_ct at :2111-2112.
+    "sglang:spec_verify_calls_total": "counter",  # metrics_collector.py:1866
     "sglang:num_requests_total": "counter",  # metrics_collector.py:1941
     "sglang:num_aborted_requests_total": "counter",  # metrics_collector.py:1960, inc at :2186
     "sglang:http_responses_total": "counter",  # http_request_metrics.py:35, labels endpoint/status_code/method
@@ -60,7 +62,7 @@ METRICS = {
 
 # Derived values a check can name, each with the words a message uses for it.
 VALUES = {
-    "spec_accept_length": "sglang:spec_accept_length",
+    "spec_accept_length": "accept length",
     "abort_ratio": "aborted requests per request (sglang:num_aborted_requests_total / sglang:num_requests_total)",
     "http_5xx_ratio": "5xx answers per answer (sglang:http_responses_total)",
     "gen_throughput_per_running_req": "generation tokens/s per running request "
@@ -69,6 +71,12 @@ VALUES = {
     "itl_p90": "inter-token latency p90 in seconds (sglang:inter_token_latency_seconds)",
     "requests": "requests finished (sglang:num_requests_total)",
     "num_running_reqs": "sglang:num_running_reqs",
+}
+
+# Where a window's accept length comes from (its ``accept_length_source``), as a message names it.
+ACCEPT_LENGTH_SOURCES = {
+    "counters": "accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total)",
+    "gauge": "sglang:spec_accept_length",
 }
 
 COMPARISONS = {
@@ -322,6 +330,24 @@ def _ratio(num, den):
     return None if not den else num / den
 
 
+def _accept_length(after, deltas):
+    """(source, accept length) of a window: ``counters`` where the unit counts verify passes, else ``gauge``.
+
+    Over the window, generation tokens / verify passes is the accept length of everything the unit served in
+    it, as the tokenizer manager computes a request's (completion_tokens / spec_verify_ct,
+    srt/managers/tokenizer_manager.py:3167). The gauge sglang:spec_accept_length is only the last decode log
+    interval's at scrape time (``mostrecent``), so it is read only where the counter is absent (a release
+    without it). None when the window has no verify pass (no speculative request finished in it)."""
+    if "sglang:spec_verify_calls_total" in after.counters:
+        verify = deltas["sglang:spec_verify_calls_total"]
+        tokens = deltas["sglang:generation_tokens_total"]
+        return "counters", (round(tokens / verify, 4) if verify > 0 else None)
+    accept = after.gauges.get("sglang:spec_accept_length")
+    # The scheduler writes 0 when speculative decoding is off
+    # (srt/managers/scheduler_components/metrics_reporter.py:968).
+    return ("gauge", accept) if accept else (None, None)
+
+
 def measure(before, after):
     """Derived values over the window between two Samples (dict; None where there is no data).
 
@@ -338,6 +364,7 @@ def measure(before, after):
     window["restarted"] = restarted
     if restarted:
         window["traffic"] = False
+        window["accept_length_source"] = None
         for key in VALUES:
             window[key] = None
         return window
@@ -357,10 +384,7 @@ def measure(before, after):
     )
     window["http_5xx_ratio"] = _ratio(fives, answers)
     window["generation_tokens"] = deltas["sglang:generation_tokens_total"]
-    accept = after.gauges.get("sglang:spec_accept_length")
-    # The scheduler writes 0 when speculative decoding is off
-    # (srt/managers/scheduler_components/metrics_reporter.py:968).
-    window["spec_accept_length"] = accept if accept else None
+    window["accept_length_source"], window["spec_accept_length"] = _accept_length(after, deltas)
     running = after.gauges.get("sglang:num_running_reqs")
     window["num_running_reqs"] = running
     gen = after.gauges.get("sglang:gen_throughput")
@@ -455,6 +479,8 @@ def judge(window, checks, baseline=None, gate=None):
         value = window.get(check["value"])
         bound, words = bound_of(check, baseline, gate)
         verdict = {"name": check["name"], "value": value, "bound": bound, "bound_text": words}
+        if check["value"] == "spec_accept_length":
+            verdict["source"] = window.get("accept_length_source")
         if bound is None:
             verdict.update(result="skip", detail=words)
         elif value is None:
@@ -485,10 +511,10 @@ def _similar_load(window, baseline, factor):
 def failure_message(check, failed, counted, worst):
     """The cause line of a failed check, e.g. ``bake: sglang:spec_accept_length 1.02 for 3 of 4
     measurements (bound >= 1.86, 60 % of 3.1 at the gate)``."""
-    return (
-        f"bake: {VALUES[check['value']]} {_num(worst['value'])} for {failed} of {counted} measurements "
-        f"(bound {worst['bound_text']})"
-    )
+    series = VALUES[check["value"]]
+    if check["value"] == "spec_accept_length":
+        series = ACCEPT_LENGTH_SOURCES.get(worst.get("source"), ACCEPT_LENGTH_SOURCES["gauge"])
+    return f"bake: {series} {_num(worst['value'])} for {failed} of {counted} measurements (bound {worst['bound_text']})"
 
 
 # --- One analysis for the bake and the watch (Argo Rollouts' assessMetricStatus) -------------------------

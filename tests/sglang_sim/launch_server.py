@@ -874,6 +874,13 @@ SCHEDULER_GAUGES = (
 COUNTERS = {
     "generation": ("sglang:generation_tokens_total", "Number of generation tokens processed.", OBS + ":1860-1864"),
     "prompt": ("sglang:prompt_tokens_total", "Number of prefill tokens processed.", OBS + ":1855-1859"),
+    # Verify passes of finished requests, without is_streaming (metrics_collector.py:1865-1869, inc at :2111-2112
+    # when the request's spec_verify_ct > 0): generation tokens / verify passes is the accept length of a window.
+    "verify": (
+        "sglang:spec_verify_calls_total",
+        "Number of speculative decoding verification calls.",
+        OBS + ":1865-1869",
+    ),
     "requests": ("sglang:num_requests_total", "Number of requests processed.", OBS + ":1940-1944"),
     "aborted": ("sglang:num_aborted_requests_total", "Number of requests aborted.", OBS + ":1959-1963"),
 }
@@ -993,6 +1000,8 @@ class Metrics:
             self._inc("prompt", labels, gen.prompt_tokens)
             self._inc("generation", labels, gen.completion_tokens)
             self._inc("requests", labels)
+            if spec and gen.verify_ct > 0:
+                self._inc("verify", self.labels, gen.verify_ct)
             self._observe("e2e", labels, e2e)
 
     def client_abort(self):

@@ -52,8 +52,12 @@ E2E_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 
 class SglangMetrics:
     """The cumulative state of one server's metrics; ``serve()`` advances it like traffic does."""
 
-    def __init__(self, accept_length=3.0, gen_throughput=120.0, running=4, queue=0, token_usage=0.2):
+    def __init__(self, accept_length=3.0, gen_throughput=120.0, running=4, queue=0, token_usage=0.2, verify=None):
         self.accept_length = accept_length
+        # With ``verify`` (an accept length), sglang:spec_verify_calls_total counts generation tokens / it
+        # per request served (metrics_collector.py:1865, inc at :2112); None leaves the counter out.
+        self.verify = verify
+        self.verify_calls = 0
         self.gen_throughput = gen_throughput
         self.running = running
         self.queue = queue
@@ -71,6 +75,8 @@ class SglangMetrics:
         self.requests += requests
         self.aborted += aborted
         self.gen_tokens += requests * tokens
+        if self.verify:
+            self.verify_calls += requests * tokens / self.verify
         ok = requests - errors
         self.responses["200"] = self.responses.get("200", 0) + ok
         if errors:
@@ -81,7 +87,7 @@ class SglangMetrics:
 
     def restart(self):
         """The server process started again: its counters and histograms begin from nothing."""
-        self.requests = self.aborted = self.gen_tokens = 0
+        self.requests = self.aborted = self.gen_tokens = self.verify_calls = 0
         self.responses = {}
         self.ttft, self.itl, self.e2e = [], [], []
 
@@ -101,6 +107,9 @@ class SglangMetrics:
         reqs.labels(**streaming).inc(self.requests)
         gen = Counter("sglang:generation_tokens_total", "doc", labelnames=list(streaming), registry=reg)
         gen.labels(**streaming).inc(self.gen_tokens)
+        if self.verify:
+            verify = Counter("sglang:spec_verify_calls_total", "doc", labelnames=list(TOK_LABELS), registry=reg)
+            verify.labels(**TOK_LABELS).inc(self.verify_calls)
         ab = Counter("sglang:num_aborted_requests_total", "doc", labelnames=list(TOK_LABELS), registry=reg)
         ab.labels(**TOK_LABELS).inc(self.aborted)
         resp = Counter(

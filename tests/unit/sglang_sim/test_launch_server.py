@@ -639,6 +639,7 @@ WANTED = {
     "sglang:token_usage": "gauge",
     "sglang:generation_tokens_total": "counter",
     "sglang:num_requests_total": "counter",
+    "sglang:spec_verify_calls_total": "counter",
     "sglang:num_aborted_requests_total": "counter",
     "sglang:time_to_first_token_seconds": "histogram",
     "sglang:inter_token_latency_seconds": "histogram",
@@ -748,6 +749,10 @@ def test_metrics_are_the_wheels(sglang_sim):
     }
     gen = {s.labels["is_streaming"]: s.value for s in served["sglang:generation_tokens_total"].samples}
     assert gen == {"true": 31.0, "false": 31.0}
+    # 15 verify passes per request, without is_streaming: 62 tokens / 30 passes is the window's accept length
+    assert [(s.labels, s.value) for s in served["sglang:spec_verify_calls_total"].samples] == [
+        ({"model_name": "qwen", "engine_type": "unified"}, 30.0)
+    ]
     ttft = next(s for s in served["sglang:time_to_first_token_seconds"].samples if s.name.endswith("_count"))
     assert ttft.value == 1.0
     itl_count = next(s for s in served["sglang:inter_token_latency_seconds"].samples if s.name.endswith("_count"))

@@ -19,6 +19,7 @@ def test_recorded_fixture_parses_to_the_figures_it_holds():
     assert sample.counters["sglang:num_requests_total"] == 12.0
     assert sample.counters["sglang:num_aborted_requests_total"] == 1.0
     assert sample.counters["sglang:generation_tokens_total"] == 2400.0
+    assert sample.counters["sglang:spec_verify_calls_total"] == 800.0
     assert sample.status_counts == {"200": 11.0, "500": 1.0}
     ttft = sample.histograms["sglang:time_to_first_token_seconds"]
     assert ttft["count"] == 12.0
@@ -169,3 +170,32 @@ def test_scrape_over_http_and_404_names_the_flag():
         assert "sglang:num_requests_total" in sample.counters
         with pytest.raises(HttpError, match="--enable-metrics"):
             _metrics.scrape(client, "/nothing")
+
+
+def test_accept_length_is_the_windows_from_the_counters_and_the_gauge_only_without_them():
+    # The verify counter says 1.5 tokens per pass over the window; the gauge (the last log interval's) 3.1.
+    m = SglangMetrics(accept_length=3.1, verify=1.5)
+    m.serve(10, tokens=300)
+    before = _metrics.parse(m.render(), at=0.0)
+    m.serve(4, tokens=150)
+    w = _metrics.measure(before, _metrics.parse(m.render(), at=15.0))
+    assert (w["accept_length_source"], w["spec_accept_length"]) == ("counters", 1.5)
+    # No verify pass in the window (nothing finished): no accept length, not the gauge's.
+    again = _metrics.parse(m.render(), at=30.0)
+    w = _metrics.measure(_metrics.parse(m.render(), at=15.0), again)
+    assert (w["accept_length_source"], w["spec_accept_length"]) == ("counters", None)
+    # A release without the counter: the gauge, and the window says so.
+    g = SglangMetrics(accept_length=3.1)
+    g.serve(2)
+    before = _metrics.parse(g.render(), at=0.0)
+    g.serve(2)
+    w = _metrics.measure(before, _metrics.parse(g.render(), at=15.0))
+    assert (w["accept_length_source"], w["spec_accept_length"]) == ("gauge", 3.1)
+    # The message names where the figure came from.
+    check = next(c for c in _metrics.DEFAULT_CHECKS if c["name"] == "accept_length_floor")
+    worst = _metrics.judge({"spec_accept_length": 1.0, "accept_length_source": "counters"}, [check])[0]
+    assert worst["result"] == "fail" and worst["source"] == "counters"
+    assert _metrics.failure_message(check, 2, 3, worst) == (
+        "bake: accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total) "
+        "1 for 2 of 3 measurements (bound >= 1.2)"
+    )

@@ -53,6 +53,20 @@ def test_accept_length_collapse_after_n_measurements_fails_with_the_cause():
     assert names == ["accept_length_vs_gate", "accept_length_floor"]
 
 
+def test_counters_at_one_token_per_verify_pass_fail_the_bake_whatever_the_gauge_says():
+    # Every window: 5 requests of 200 tokens in 200 verify passes (accept length 1.0 over the window), while
+    # the gauge, the last decode log interval's figure at scrape time, reads 3.1.
+    with MetricsServer(SglangMetrics(accept_length=3.1, verify=1.0), step=traffic) as server:
+        failed, result = bake(server.url, gate={"spec_accept_length": 3.1})
+    assert failed and result["result"] == "fail" and result["verdict"] == "failed"
+    assert result["msg"].startswith(
+        "bake: accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total) "
+        "1 for 2 of 2 measurements (bound >= 1.86, 60 % of 3.1 at the gate)"
+    )
+    window = result["measurements"][0]["window"]
+    assert (window["accept_length_source"], window["spec_accept_length"]) == ("counters", 1.0)
+
+
 @pytest.mark.wallclock
 def test_failure_stops_the_bake_early():
     def collapse(n, state):
@@ -230,7 +244,10 @@ def test_load_judges_a_collapsed_unit_as_failed(sglang_sim):
         },
     )
     assert failed and result["result"] == "fail"
-    assert "bake: sglang:spec_accept_length 1" in result["msg"] and "60 % of 3.1 at the gate" in result["msg"]
+    # The simulator counts its verify passes: the accept length is the window's, from the counters.
+    words = "bake: accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total) 1"
+    assert words in result["msg"], result["msg"]
+    assert "60 % of 3.1 at the gate" in result["msg"]
     assert result["load"]["after_measurement"] == 1
 
 
@@ -276,6 +293,9 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
     threads = [threading.Thread(target=client, daemon=True) for _client in range(2)]
     for t in threads:
         t.start()
+    # The bake judges the collapsed unit: its windows begin once the degrade has (after_s 0.5). A window
+    # that straddles it holds healthy requests too, and the accept length over a window is theirs as well.
+    time.sleep(0.7)
     try:
         failed, result = run_main(
             sglang_bake.main,
@@ -296,9 +316,10 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
     # limit, so http_5xx need not have reached its own limit by then on a loaded machine).
     fives = [c for m in result["measurements"] for c in m["checks"] if c["name"] == "http_5xx"]
     assert any(c["result"] == "fail" and c["value"] > 0.01 for c in fives), result["measurements"]
-    # The value is the simulator's accept length over 12-token requests (tokens / verify passes): 1 or so.
+    # The value is the window's accept length over 12-token requests (tokens / verify passes): 1.1 or so.
     assert re.search(
-        r"bake: sglang:spec_accept_length 1(\.\d+)? for \d of \d measurements "
+        r"bake: accept length over the window \(sglang:generation_tokens_total / sglang:spec_verify_calls_total\) "
+        r"1(\.\d+)? for \d of \d measurements "
         r"\(bound >= 1\.86, 60 % of 3\.1 at the gate\)",
         result["msg"],
     ), result["msg"]
