@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 
 import collections
 import math
+import re
 import time
 import traceback
 
@@ -77,6 +78,13 @@ VALUES = {
 ACCEPT_LENGTH_SOURCES = {
     "counters": "accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total)",
     "gauge": "sglang:spec_accept_length",
+}
+
+# Why a figure has no data, where it is not plain (judge's detail of a skipped check).
+NO_DATA = {
+    "abort_ratio": "no sglang:num_aborted_requests_total on the page (SGLang writes it at its first abort): "
+    "no data for abort_ratio",
+    "spec_accept_length": "no accept length in the window (no verify pass counted, or speculative decoding off)",
 }
 
 COMPARISONS = {
@@ -173,8 +181,9 @@ class MetricsError(Exception):
 class Sample:
     """The metrics of one scrape, summed over label sets, and when it was taken (monotonic seconds)."""
 
-    def __init__(self, at, gauges, counters, histograms, status_counts):
+    def __init__(self, at, gauges, counters, histograms, status_counts, nonfinite=None):
         self.at = at
+        self.nonfinite = dict(nonfinite or {})  # series name -> "NaN", "+Inf" or "-Inf" (one of its values)
         self.gauges = gauges  # name -> value
         self.counters = counters  # name -> value
         self.histograms = histograms  # name -> {"buckets": [(le, cumulative count)], "count", "sum"}
@@ -187,6 +196,7 @@ class Sample:
             "counters": self.counters,
             "histograms": self.histograms,
             "status_counts": self.status_counts,
+            "nonfinite": self.nonfinite,
         }
 
     @classmethod
@@ -201,6 +211,7 @@ class Sample:
             dict(data.get("counters") or {}),
             hists,
             dict(data.get("status_counts") or {}),
+            data.get("nonfinite"),
         )
 
 
@@ -212,8 +223,153 @@ def _family_name(name, kind):
     return name
 
 
-def parse(text, at=0.0, content_type=None):
+# A sample line begins with a metric name, then its labels or its value (the text format 0.0.4).
+_SAMPLE_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*(?=[{ \t])")
+# The shape of any sample line: name, optional labels, a value, an optional timestamp. Lines of families the
+# collection does not read are only held to it (and their value to being a number), not parsed.
+_SAMPLE_SHAPE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?[ \t]+(\S+)(?:[ \t]+-?[0-9]+)?[ \t]*$")
+# Lines of one family handed to the parser at a time: the deadline is checked between two.
+CHUNK_LINES = 1000
+
+
+def _family_of(name):
+    """The name in METRICS a sample or comment name belongs to, or None (others, and _created)."""
+    if name.endswith("_created"):
+        return None
+    if name in METRICS:
+        return name
+    for suffix in ("_bucket", "_count", "_sum"):
+        if name.endswith(suffix) and METRICS.get(name[: -len(suffix)]) == "histogram":
+            return name[: -len(suffix)]
+    return name + "_total" if METRICS.get(name + "_total") == "counter" else None
+
+
+def _value_text(value):
+    return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+
+
+class _Page:
+    """One /metrics text read line by line within a deadline: its lines of METRICS' families in groups of
+    one family (at most CHUNK_LINES), each with the family's HELP/TYPE lines, for prometheus_client's parser."""
+
+    def __init__(self, text, at, deadline):
+        self.lines = text.split("\n")
+        self.size = len(text)
+        self.at = at
+        self.deadline = deadline
+
+    def in_time(self, lineno):
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise MetricsError(
+                f"reading and parsing the /metrics answer ({self.size / 1e6:.1f} MB, {len(self.lines)} lines) took "
+                f"more than request_timeout ({self.deadline - self.at:g} s): stopped at line {lineno} after "
+                f"{time.monotonic() - self.at:.1f} s. Raise request_timeout, or serve fewer series from the unit"
+            )
+
+    @staticmethod
+    def bad_line(lineno, line, exc=None):
+        why = f" ({type(exc).__name__}: {str(exc)[:160]})" if exc is not None else ""
+        hint = (
+            "the page is HTML: check that the url is the SGLang server, not a proxy's error page"
+            if line.lstrip().startswith("<")
+            else "fix what writes it, or point the url at the SGLang unit"
+        )
+        return MetricsError(
+            f"the /metrics answer is not Prometheus text: line {lineno} is {line.strip()[:200]!r}{why}; {hint}"
+        )
+
+    def held_to_shape(self, lineno, line, stripped):
+        """MetricsError unless a line of another family has a sample line's shape and a number for value."""
+        shape = _SAMPLE_SHAPE.match(stripped)
+        try:
+            if shape is None:
+                raise ValueError("not a sample line: a name, labels in braces, a value, a timestamp")
+            float(shape.group(1))
+        except ValueError as exc:
+            raise self.bad_line(lineno, line, exc) from None
+
+    def groups(self):
+        """[(family, header text, [(line number, line)])] in page order; MetricsError for a line that is no
+        Prometheus text at all, wherever it is."""
+        groups, headers, current = [], {}, None
+        for lineno, line in enumerate(self.lines, 1):
+            if lineno % CHUNK_LINES == 0:
+                self.in_time(lineno)
+            stripped = line.strip()
+            if not stripped:
+                continue
+            if stripped.startswith("#"):
+                parts = stripped.split(None, 3)
+                family = _family_of(parts[2]) if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") else None
+                if family:
+                    headers.setdefault(family, {})[parts[1]] = stripped
+                    current = None
+                continue
+            match = _SAMPLE_NAME.match(stripped)
+            if match is None:
+                raise self.bad_line(lineno, line)
+            family = _family_of(match.group(0))
+            if family is None:
+                self.held_to_shape(lineno, line, stripped)
+                continue
+            if current is None or current[0] != family or len(current[2]) >= CHUNK_LINES:
+                head = headers.get(family, {})
+                current = (family, "".join(head[k] + "\n" for k in ("HELP", "TYPE") if k in head), [])
+                groups.append(current)
+            current[2].append((lineno, stripped))
+        return groups
+
+    def families(self):
+        """The parser's families of every group, the deadline checked between two groups."""
+        for _family, header, rows in self.groups():
+            self.in_time(rows[0][0])
+            try:
+                yield from text_string_to_metric_families(header + "\n".join(line for _n, line in rows) + "\n")
+            except Exception as exc:  # ValueError, and IndexError/KeyError on some malformed lines
+                for lineno, line in rows:  # the first line the parser refuses on its own
+                    try:
+                        list(text_string_to_metric_families(header + line + "\n"))
+                    except Exception as own:  # noqa: BLE001 - the line's own error is the one to quote
+                        raise self.bad_line(lineno, line, own) from None
+                raise self.bad_line(rows[0][0], rows[0][1], exc) from None
+
+
+def _add_family(family, sample):
+    """Sum one parsed family into ``sample`` (a Sample), noting non-finite values by series."""
+    name = _family_name(family.name, family.type)
+    kind = METRICS.get(name)
+    if kind is None:
+        return
+    for s in family.samples:
+        if s.name.endswith("_created") or (kind == "histogram" and s.name.endswith("_sum")):
+            continue
+        if not math.isfinite(s.value):
+            sample.nonfinite.setdefault(name, _value_text(s.value))
+        if kind == "histogram":
+            hist = sample.histograms.setdefault(name, {"buckets": {}, "count": 0.0, "sum": 0.0})
+            if s.name.endswith("_bucket"):
+                le = float(s.labels["le"])
+                hist["buckets"][le] = hist["buckets"].get(le, 0.0) + s.value
+            elif s.name.endswith("_count"):
+                hist["count"] += s.value
+            continue
+        values = sample.gauges if kind == "gauge" else sample.counters
+        values[name] = values.get(name, 0.0) + s.value
+        # Answers to the inference APIs only (POST /generate, /v1/completions, /v1/chat/completions):
+        # the middleware counts every request (http_request_metrics.py:75-105), this scrape's GET
+        # /metrics and a balancer's GET /health included, which are no traffic.
+        if name == "sglang:http_responses_total" and s.labels.get("method", "POST") == "POST":
+            code = s.labels.get("status_code", "")
+            sample.status_counts[code] = sample.status_counts.get(code, 0.0) + s.value
+
+
+def parse(text, at=0.0, content_type=None, deadline=None):
     """Parse Prometheus text into a Sample; MetricsError for a body that is not Prometheus text.
+
+    Only the families in METRICS are handed to prometheus_client's parser, a family's lines at most
+    CHUNK_LINES at a time; every other line must still look like a sample line (a metric name, then its
+    labels or value). A line that is not Prometheus text is quoted as itself with its line number. With
+    ``deadline`` (time.monotonic()), reading the lines and parsing them stop there, saying so.
 
     An empty body served as Prometheus text (content_type ``text/plain; version=0.0.4``) is a server
     that has counted nothing yet: SGLang's multiprocess registry writes a family only once it has a
@@ -227,50 +383,17 @@ def parse(text, at=0.0, content_type=None):
         raise MetricsError(
             "the /metrics answer is empty: start the server with --enable-metrics, or point the url at the SGLang unit"
         )
-    gauges, counters, histograms, status = {}, {}, {}, {}
-    try:
-        families = list(text_string_to_metric_families(text))
-    except Exception as exc:  # the parser raises ValueError, and IndexError/KeyError on some malformed lines
-        first = text.strip().splitlines()[0][:120]
-        raise MetricsError(
-            f"the /metrics answer is not Prometheus text ({type(exc).__name__}: {str(exc)[:200]}); it begins "
-            f"with {first!r}. Check that the url is the SGLang server (not a proxy's error page)"
-        ) from None
-    for family in families:
-        name = _family_name(family.name, family.type)
-        kind = METRICS.get(name)
-        if kind is None:
-            continue
-        if kind == "histogram":
-            buckets, count, total = {}, 0.0, 0.0
-            for s in family.samples:
-                if s.name.endswith("_bucket"):
-                    le = float(s.labels["le"])
-                    buckets[le] = buckets.get(le, 0.0) + s.value
-                elif s.name.endswith("_count"):
-                    count += s.value
-                elif s.name.endswith("_sum"):
-                    total += s.value
-            histograms[name] = {"buckets": sorted(buckets.items()), "count": count, "sum": total}
-            continue
-        value = 0.0
-        for s in family.samples:
-            if s.name.endswith("_created"):
-                continue
-            value += s.value
-            # Answers to the inference APIs only (POST /generate, /v1/completions, /v1/chat/completions):
-            # the middleware counts every request (http_request_metrics.py:75-105), this scrape's GET
-            # /metrics and a balancer's GET /health included, which are no traffic.
-            if name == "sglang:http_responses_total" and s.labels.get("method", "POST") == "POST":
-                code = s.labels.get("status_code", "")
-                status[code] = status.get(code, 0.0) + s.value
-        (gauges if kind == "gauge" else counters)[name] = value
-    if not gauges and not counters and not histograms:
+    sample = Sample(at, {}, {}, {}, {})
+    for family in _Page(text, at, deadline).families():
+        _add_family(family, sample)
+    for hist in sample.histograms.values():
+        hist["buckets"] = sorted(hist["buckets"].items())
+    if not sample.gauges and not sample.counters and not sample.histograms:
         raise MetricsError(
             "the /metrics answer has none of SGLang's sglang:* metrics: the url answers Prometheus text "
             "but not SGLang's (another exporter?), or SGLang has served no request yet"
         )
-    return Sample(at, gauges, counters, histograms, status)
+    return sample
 
 
 def scrape(client, path="/metrics", timeout=None):
@@ -281,6 +404,8 @@ def scrape(client, path="/metrics", timeout=None):
     """
     at = time.monotonic()
     resp = client.request("GET", path, timeout=timeout)
+    # Reading the body and parsing it share one bound: the request's timeout, from the start of the request.
+    deadline = at + (timeout if timeout is not None else client.timeout)
     if resp.status_code == 404:
         raise HttpError(
             "http",
@@ -292,7 +417,7 @@ def scrape(client, path="/metrics", timeout=None):
         )
     if not 200 <= resp.status_code < 300:
         raise http_status_error("GET", client.url(path), resp.status_code, resp.text)
-    return parse(resp.text, at=at, content_type=resp.headers.get("content-type"))
+    return parse(resp.text, at=at, content_type=resp.headers.get("content-type"), deadline=deadline)
 
 
 def histogram_quantile(q, buckets):
@@ -330,6 +455,41 @@ def _ratio(num, den):
     return None if not den else num / den
 
 
+# The series each figure of a window reads (the accept length's depend on its source).
+VALUE_SERIES = {
+    "abort_ratio": ("sglang:num_requests_total", "sglang:num_aborted_requests_total"),
+    "http_5xx_ratio": ("sglang:http_responses_total",),
+    "gen_throughput_per_running_req": ("sglang:gen_throughput", "sglang:num_running_reqs"),
+    "ttft_p90": ("sglang:time_to_first_token_seconds",),
+    "itl_p90": ("sglang:inter_token_latency_seconds",),
+    "requests": ("sglang:num_requests_total",),
+    "aborted": ("sglang:num_aborted_requests_total",),
+    "num_running_reqs": ("sglang:num_running_reqs",),
+    "generation_tokens": ("sglang:generation_tokens_total",),
+}
+ACCEPT_LENGTH_SERIES = {
+    "counters": ("sglang:generation_tokens_total", "sglang:spec_verify_calls_total"),
+    "gauge": ("sglang:spec_accept_length",),
+}
+
+
+def _nonfinite(window, before, after):
+    """Figures read from a series with a NaN or an infinite value become None, and ``nonfinite`` names the
+    series ({figure: "sglang:... is +Inf"}): a check on them fails (judge) rather than compare a NaN."""
+    bad = dict(before.nonfinite, **after.nonfinite)
+    window["nonfinite"] = {}
+    if not bad:
+        return
+    series = dict(VALUE_SERIES, spec_accept_length=ACCEPT_LENGTH_SERIES.get(window.get("accept_length_source"), ()))
+    for key, names in series.items():
+        hit = next((n for n in names if n in bad), None)
+        if hit is not None:
+            window["nonfinite"][key] = f"{hit} is {bad[hit]}"
+            window[key] = None
+    # A request counted as NaN or infinite is no evidence of quiet: the window is judged, and fails.
+    window["traffic"] = window["traffic"] or bool(window["nonfinite"])
+
+
 def _accept_length(after, deltas):
     """(source, accept length) of a window: ``counters`` where the unit counts verify passes, else ``gauge``.
 
@@ -365,6 +525,7 @@ def measure(before, after):
     if restarted:
         window["traffic"] = False
         window["accept_length_source"] = None
+        window["nonfinite"] = {}
         for key in VALUES:
             window[key] = None
         return window
@@ -376,7 +537,11 @@ def measure(before, after):
     window["aborted"] = aborted
     # An aborted request is also counted in num_requests_total when its output is finished
     # (srt/managers/tokenizer_manager.py:3287, finish reason "abort"); an abort sent before that is not.
-    window["abort_ratio"] = _ratio(aborted, max(requests, aborted))
+    # A page without sglang:num_aborted_requests_total says nothing about aborts: SGLang writes the family at
+    # its first abort (metrics_collector.py:2186), and a page that is not SGLang's may never have it. No data,
+    # not a ratio of 0: a measurement judged on nothing else is inconclusive.
+    counted = "sglang:num_aborted_requests_total" in after.counters
+    window["abort_ratio"] = _ratio(aborted, max(requests, aborted)) if counted else None
     fives = sum(
         after.status_counts.get(c, 0.0) - before.status_counts.get(c, 0.0)
         for c in after.status_counts
@@ -398,6 +563,7 @@ def measure(before, after):
     for key in ("ttft_p90", "itl_p90", "gen_throughput_per_running_req", "abort_ratio", "http_5xx_ratio"):
         if window[key] is not None:
             window[key] = round(window[key], 4)
+    _nonfinite(window, before, after)
     return window
 
 
@@ -481,10 +647,15 @@ def judge(window, checks, baseline=None, gate=None):
         verdict = {"name": check["name"], "value": value, "bound": bound, "bound_text": words}
         if check["value"] == "spec_accept_length":
             verdict["source"] = window.get("accept_length_source")
-        if bound is None:
+        broken = (window.get("nonfinite") or {}).get(check["value"])
+        if broken:
+            verdict.update(result="fail", detail=f"{broken}: a check needs a finite number", nonfinite=broken)
+        elif bound is None:
             verdict.update(result="skip", detail=words)
         elif value is None:
-            verdict.update(result="skip", detail=f"no data for {check['value']} in the window")
+            verdict.update(
+                result="skip", detail=NO_DATA.get(check["value"], f"no data for {check['value']} in the window")
+            )
         elif check.get("similar_load") and not _similar_load(window, baseline, check["similar_load"]):
             verdict.update(
                 result="skip",
@@ -511,6 +682,11 @@ def _similar_load(window, baseline, factor):
 def failure_message(check, failed, counted, worst):
     """The cause line of a failed check, e.g. ``bake: sglang:spec_accept_length 1.02 for 3 of 4
     measurements (bound >= 1.86, 60 % of 3.1 at the gate)``."""
+    if worst.get("nonfinite"):
+        return (
+            f"bake: {worst['nonfinite']} for {failed} of {counted} measurements (check {check['name']} needs a "
+            "finite number: the unit or what serves its /metrics writes a broken value)"
+        )
     series = VALUES[check["value"]]
     if check["value"] == "spec_accept_length":
         series = ACCEPT_LENGTH_SOURCES.get(worst.get("source"), ACCEPT_LENGTH_SOURCES["gauge"])

@@ -152,7 +152,8 @@ options:
     type: dict
   request_timeout:
     description:
-      - Wall-clock bound of one scrape, in seconds. The whole module ends within O(duration) + this.
+      - Wall-clock bound of one scrape, reading and parsing the page included, in seconds. The whole module
+        ends within O(duration) + this.
     type: float
     default: 5
   validate_certs:

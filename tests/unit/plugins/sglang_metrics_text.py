@@ -128,6 +128,23 @@ class SglangMetrics:
         return generate_latest(reg).decode()
 
 
+def huge_page(megabytes):
+    """An SGLang page with tens of thousands of extra series of a family the bake reads (a label per
+    endpoint, as a misbehaving client can make the HTTP middleware count)."""
+    m = SglangMetrics()
+    m.serve(5)
+    rows, size, i = [m.render()], 0, 0
+    while size < megabytes * 1e6:
+        row = (
+            f'sglang:http_responses_total{{endpoint="/v1/completions/{i:09d}/padding-padding-padding",'
+            f'method="GET",status_code="404"}} 1.0\n'
+        )
+        rows.append(row)
+        size += len(row)
+        i += 1
+    return "".join(rows)
+
+
 class MetricsServer:
     """A loopback HTTP server whose GET /metrics calls ``step(n, state)`` before answering the
     n-th scrape (1-based), then serves ``state.render()``; ``body`` overrides the answer."""

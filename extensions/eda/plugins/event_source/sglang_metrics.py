@@ -76,7 +76,7 @@ options:
     description: Sent as a Bearer token (SGLang's /metrics needs none; a proxy may).
     type: str
   request_timeout:
-    description: Wall-clock bound of one scrape, in seconds.
+    description: Wall-clock bound of one scrape, reading and parsing the page included, in seconds.
     type: float
     default: 5
   once:

@@ -2,12 +2,13 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """_metrics: parsing SGLang's /metrics with prometheus_client, windows, quantiles, checks."""
 
+import time
 from pathlib import Path
 
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError
-from sglang_metrics_text import MetricsServer, SglangMetrics
+from sglang_metrics_text import MODEL, MetricsServer, SglangMetrics, huge_page
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sglang-0.5.23-metrics.txt"
 
@@ -199,3 +200,118 @@ def test_accept_length_is_the_windows_from_the_counters_and_the_gauge_only_witho
         "bake: accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total) "
         "1 for 2 of 3 measurements (bound >= 1.2)"
     )
+
+
+# --- pages that fool a bake (issue 36, item 5) ------------------------------------------------------------
+
+COUNTERS_ONLY = (
+    "# HELP sglang:num_requests_total doc\n# TYPE sglang:num_requests_total counter\n"
+    'sglang:num_requests_total{{model_name="m"}} {n}\n'
+    "# HELP sglang:generation_tokens_total doc\n# TYPE sglang:generation_tokens_total counter\n"
+    'sglang:generation_tokens_total{{model_name="m"}} {tokens}\n'
+)
+
+
+def test_a_page_no_check_can_judge_is_inconclusive_not_a_pass():
+    before = _metrics.parse(COUNTERS_ONLY.format(n=10, tokens=2000), at=0.0)
+    after = _metrics.parse(COUNTERS_ONLY.format(n=20, tokens=4000), at=15.0)
+    window = _metrics.measure(before, after)
+    assert window["traffic"] and window["requests"] == 10
+    m = _metrics.measurement(window, _metrics.DEFAULT_CHECKS, gate={"spec_accept_length": 3.1})
+    assert m["status"] == "inconclusive"
+    assert {v["result"] for v in m["checks"]} == {"skip"}
+    aborts = next(v for v in m["checks"] if v["name"] == "aborts")
+    assert aborts["detail"].startswith("no sglang:num_aborted_requests_total on the page")
+
+
+@pytest.mark.parametrize(
+    ("series", "text", "figure", "checks_failing"),
+    [
+        ("sglang:spec_accept_length", "+Inf", "spec_accept_length", {"accept_length_vs_gate", "accept_length_floor"}),
+        ("sglang:spec_accept_length", "NaN", "spec_accept_length", {"accept_length_vs_gate", "accept_length_floor"}),
+        ("sglang:gen_throughput", "+Inf", "gen_throughput_per_running_req", {"throughput_vs_baseline"}),
+        ("sglang:num_running_reqs", "-Inf", "gen_throughput_per_running_req", {"throughput_vs_baseline"}),
+    ],
+)
+def test_nan_and_infinite_values_fail_the_checks_that_read_them_naming_the_series(series, text, figure, checks_failing):
+    m = SglangMetrics(accept_length=3.0)
+    m.serve(5)
+    before = _metrics.parse(m.render(), at=0.0)
+    m.serve(5)
+    page = "\n".join(
+        f"{line.rsplit(' ', 1)[0]} {text}" if line.startswith(series + "{") else line
+        for line in m.render().splitlines()
+    )
+    after = _metrics.parse(page + "\n", at=15.0)
+    assert after.nonfinite == {series: text}
+    window = _metrics.measure(before, after)
+    assert window[figure] is None and window["nonfinite"][figure] == f"{series} is {text}"
+    baseline = {"gen_throughput_per_running_req": 30.0, "num_running_reqs": 4}
+    result = _metrics.measurement(window, _metrics.DEFAULT_CHECKS, baseline=baseline, gate={"spec_accept_length": 3.1})
+    assert result["status"] == "fail"
+    failing = {v["name"]: v for v in result["checks"] if v["result"] == "fail"}
+    assert set(failing) == checks_failing
+    check = next(c for c in _metrics.DEFAULT_CHECKS if c["name"] == sorted(checks_failing)[0])
+    assert _metrics.failure_message(check, 1, 1, failing[check["name"]]) == (
+        f"bake: {series} is {text} for 1 of 1 measurements (check {check['name']} needs a finite number: the unit "
+        "or what serves its /metrics writes a broken value)"
+    )
+
+
+def test_infinite_verify_counter_fails_the_accept_length_from_the_counters():
+    m = SglangMetrics(accept_length=3.0, verify=3.0)
+    m.serve(5)
+    before = _metrics.parse(m.render(), at=0.0)
+    m.serve(5)
+    page = m.render().replace(
+        f'sglang:spec_verify_calls_total{{engine_type="unified",model_name="{MODEL}"}} {m.verify_calls}',
+        f'sglang:spec_verify_calls_total{{engine_type="unified",model_name="{MODEL}"}} +Inf',
+    )
+    window = _metrics.measure(before, _metrics.parse(page, at=15.0))
+    assert window["accept_length_source"] == "counters"
+    assert window["nonfinite"] == {"spec_accept_length": "sglang:spec_verify_calls_total is +Inf"}
+
+
+def test_a_malformed_line_is_quoted_as_itself_with_its_line_number():
+    m = SglangMetrics()
+    m.serve(5)
+    lines = m.render().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("sglang:num_requests_total{"))
+    lines.insert(at + 1, 'sglang:num_requests_total{model_name="m",is_streaming="true" 3')
+    with pytest.raises(_metrics.MetricsError) as err:
+        _metrics.parse("\n".join(lines) + "\n")
+    msg = str(err.value)
+    assert msg.startswith(
+        f"the /metrics answer is not Prometheus text: line {at + 2} is "
+        '\'sglang:num_requests_total{model_name="m",is_streaming="true" 3\''
+    )
+    assert "proxy" not in msg and lines[0] not in msg
+    # A line that is no sample at all, in a family the collection does not read, is named the same way.
+    lines[at + 1] = "this is not a metric line at all!"
+    with pytest.raises(_metrics.MetricsError, match=rf"line {at + 2} is 'this is not a metric line at all!'"):
+        _metrics.parse("\n".join(lines) + "\n")
+
+
+def test_parsing_stops_at_the_deadline_saying_so():
+    page = huge_page(15)
+    start = time.monotonic()
+    with pytest.raises(_metrics.MetricsError) as err:
+        _metrics.parse(page, at=start, deadline=start)  # already over: the first check stops it
+    msg = str(err.value)
+    assert msg.startswith(f"reading and parsing the /metrics answer ({len(page) / 1e6:.1f} MB, ")
+    assert "took more than request_timeout (0 s): stopped at line " in msg
+    assert "Raise request_timeout, or serve fewer series from the unit" in msg
+
+
+@pytest.mark.wallclock
+def test_a_15_mb_page_ends_within_request_timeout():
+    page = huge_page(15)
+    with MetricsServer(SglangMetrics()) as server:
+        server.body = page
+        client = HttpClient(server.url, timeout=2.0)
+        start = time.monotonic()
+        with pytest.raises(_metrics.MetricsError, match=r"took more than request_timeout \(2 s\)"):
+            _metrics.scrape(client, timeout=2.0)
+        spent = time.monotonic() - start
+    # The deadline is checked every CHUNK_LINES lines: one chunk's parse past it at most.
+    assert spent < 2.0 + 0.5, spent

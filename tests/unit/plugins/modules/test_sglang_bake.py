@@ -11,7 +11,7 @@ import pytest
 import requests
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
 from module_harness import run_main
-from sglang_metrics_text import MetricsServer, SglangMetrics
+from sglang_metrics_text import MetricsServer, SglangMetrics, huge_page
 
 # Short windows keep the tests quick; the module's logic does not depend on the length.
 FAST = {"duration": 1.2, "interval": 0.3, "request_timeout": 2}
@@ -324,3 +324,51 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
         result["msg"],
     ), result["msg"]
     assert result["msg"].endswith(" s)") and "(window 1 s," in result["msg"]
+
+
+# --- pages that fool a bake (issue 36, item 5) ------------------------------------------------------------
+
+
+def test_a_page_of_counters_no_check_can_use_is_inconclusive_not_a_pass():
+    page = (
+        "# TYPE sglang:num_requests_total counter\nsglang:num_requests_total {n}\n"
+        "# TYPE sglang:generation_tokens_total counter\nsglang:generation_tokens_total {tokens}\n"
+    )
+
+    def counters_only(n, state):
+        holder["server"].body = page.format(n=10 * n, tokens=2000 * n)
+
+    holder = {}
+    with MetricsServer(SglangMetrics()) as server:
+        holder["server"] = server
+        server.step = counters_only
+        failed, result = bake(server.url, gate={"spec_accept_length": 3.1})
+    assert failed and result["result"] == "inconclusive" and result["verdict"] == "inconclusive"
+    assert [m["status"] for m in result["measurements"]] == ["inconclusive"] * 3
+    assert all(v["result"] == "skip" for m in result["measurements"] for v in m["checks"])
+
+
+def test_an_infinite_accept_length_fails_the_bake_naming_the_series():
+    def infinite(n, state):
+        state.serve(5)
+        state.accept_length = float("inf")
+
+    with MetricsServer(SglangMetrics(), step=infinite) as server:
+        failed, result = bake(server.url, gate={"spec_accept_length": 3.1})
+    assert failed and result["verdict"] == "failed"
+    assert result["msg"].startswith(
+        "bake: sglang:spec_accept_length is +Inf for 2 of 2 measurements (check accept_length_vs_gate needs a "
+        "finite number"
+    )
+
+
+@pytest.mark.wallclock
+def test_a_15_mb_page_ends_the_scrape_within_request_timeout():
+    with MetricsServer(SglangMetrics()) as server:
+        server.body = huge_page(15)
+        start = time.monotonic()
+        failed, result = bake(server.url, duration=3, interval=1, request_timeout=2, consecutive_error_limit=0)
+        spent = time.monotonic() - start
+    assert failed and result["verdict"] == "error"
+    assert "took more than request_timeout (2 s): stopped at line" in result["msg"], result["msg"]
+    assert spent < 2 + 0.5, spent  # one scrape, read and parsed within request_timeout
