@@ -508,6 +508,13 @@ def _accept_length(after, deltas):
     return ("gauge", accept) if accept else (None, None)
 
 
+def restart_window(seconds):
+    """The window of a restart: it spans two processes, so it has no figures (RESTART_ERROR)."""
+    window = {"seconds": seconds, "restarted": True, "traffic": False, "accept_length_source": None, "nonfinite": {}}
+    window.update((key, None) for key in VALUES)
+    return window
+
+
 def measure(before, after):
     """Derived values over the window between two Samples (dict; None where there is no data).
 
@@ -520,15 +527,9 @@ def measure(before, after):
         return after.counters.get(name, 0.0) - before.counters.get(name, 0.0)
 
     deltas = {name: delta(name) for name in METRICS if METRICS[name] == "counter"}
-    restarted = any(d < 0 for d in deltas.values())
-    window["restarted"] = restarted
-    if restarted:
-        window["traffic"] = False
-        window["accept_length_source"] = None
-        window["nonfinite"] = {}
-        for key in VALUES:
-            window[key] = None
-        return window
+    window["restarted"] = any(d < 0 for d in deltas.values())
+    if window["restarted"]:
+        return restart_window(window["seconds"])
     requests = deltas["sglang:num_requests_total"]
     aborted = deltas["sglang:num_aborted_requests_total"]
     answers = sum(after.status_counts.values()) - sum(before.status_counts.values())
@@ -792,7 +793,8 @@ class Analysis:
     ``keep`` keeps only the latest measurements (the event source's sliding window of ``count``);
     ``count`` is Argo's count: the verdict is ``running`` until that many measurements."""
 
-    def __init__(self, checks, limits, baseline=None, gate=None, count=None, keep=None):
+    def __init__(self, checks, limits, baseline=None, gate=None, count=None, keep=None, windows=None):
+        self.windows = windows or measure  # (before, after) -> window; PrometheusWindows.measure reads Prometheus
         self.checks = checks
         self.limits = {k: int(limits[k]) for k in ("failure_limit", "inconclusive_limit", "consecutive_error_limit")}
         self.baseline = baseline
@@ -810,11 +812,15 @@ class Analysis:
             self.first = self.prev = got
             return None
         else:
-            window = measure(self.prev, got)
-            m = measurement(window, self.checks, self.baseline, self.gate)
-            if window["restarted"]:
-                self.first = got  # the restarted process's counters start here
-            self.prev = got
+            try:
+                window = self.windows(self.prev, got)
+            except MetricsError as exc:  # Prometheus could not answer for this window: the next one spans it too
+                m = measurement(None, self.checks, error=str(exc))
+            else:
+                m = measurement(window, self.checks, self.baseline, self.gate)
+                if window["restarted"]:
+                    self.first = got  # the restarted process's counters start here
+                self.prev = got
         self.taken += 1
         m = dict(index=self.taken, elapsed=elapsed, **m)
         self.measurements.append(m)
@@ -825,4 +831,101 @@ class Analysis:
 
     def summary(self):
         """The figures from the first to the latest sample of the current process ({} before any sample)."""
-        return measure(self.first, self.prev) if self.first is not None else {}
+        if self.first is None or self.first is self.prev:
+            return {}
+        try:
+            return self.windows(self.first, self.prev)
+        except MetricsError as exc:
+            return {"error": str(exc)}
+
+
+# --- The same windows read from Prometheus (issue 36, item 3) --------------------------------------------
+
+
+class Moment:
+    """A window's edge when Prometheus is the source: ``at`` on the bake's clock (monotonic), ``wall`` on
+    Prometheus' (unix seconds), where the query is evaluated."""
+
+    def __init__(self, at=None, wall=None):
+        self.at = time.monotonic() if at is None else at
+        self.wall = time.time() if wall is None else wall
+
+
+def _range(seconds):
+    return f"{max(1, int(round(seconds * 1000)))}ms"
+
+
+def prometheus_queries(selector, seconds):
+    """{series name: PromQL} of a window of ``seconds`` for the unit's series (``selector``, the inside of
+    ``{...}``): per counter its increase, per gauge its latest value, per histogram its buckets' increase by
+    ``le``, the POST answers' increase by status code, and the resets of the requests counter (a restart)."""
+    w, sel = _range(seconds), selector
+    queries = {}
+    for name, kind in METRICS.items():
+        if kind == "counter" and name != "sglang:http_responses_total":
+            queries[name] = f"sum(increase({name}{{{sel}}}[{w}]))"
+        elif kind == "gauge":
+            queries[name] = f"sum(last_over_time({name}{{{sel}}}[{w}]))"
+        elif kind == "histogram":
+            queries[name] = f"sum by (le) (increase({name}_bucket{{{sel}}}[{w}]))"
+    queries["sglang:http_responses_total"] = (
+        f'sum by (status_code) (increase(sglang:http_responses_total{{{sel}, method="POST"}}[{w}]))'
+    )
+    # Every finished request counts in it (metrics_collector.py:2136): a restart that served a request resets it.
+    queries["resets"] = f"sum(resets(sglang:num_requests_total{{{sel}}}[{w}]))"
+    return queries
+
+
+class PrometheusWindows:
+    """Windows read from Prometheus instead of two scrapes of the unit, as Argo Rollouts' Prometheus
+    provider does: every series a check reads becomes a PromQL query over the window, evaluated at its end,
+    for the unit's series (``selector``). The answers make a Sample of the window's increases, which
+    measure() turns into the same figures, checks and verdicts as a scrape's (one code path after the
+    queries). ``client`` is a _prometheus.PrometheusClient; its errors become MetricsError (an error
+    measurement). Prometheus needs two scrapes of the unit inside a window for an increase: give the bake an
+    interval of at least twice the scrape interval."""
+
+    def __init__(self, client, selector, deadline=None):
+        self.client = client
+        self.selector = selector
+        self.deadline = deadline  # monotonic; no query waits past it
+
+    def _query(self, query, wall):
+        left = None if self.deadline is None else max(0.1, self.deadline - time.monotonic())
+        try:
+            return self.client.query(query, time=wall, timeout=left).series
+        except Exception as exc:  # _prometheus.PrometheusError: its message names the query and the fix
+            raise MetricsError(f"Prometheus at {self.client.url}: {exc}") from None
+
+    def sample(self, before, after):
+        """The window's increases as a Sample (absent series stay absent), and the counters' resets."""
+        sample, resets = Sample(after.at, {}, {}, {}, {}), 0.0
+        for name, query in prometheus_queries(self.selector, after.at - before.at).items():
+            series = self._query(query, after.wall)
+            for s in series:
+                value = s.value
+                if value is not None and not math.isfinite(value) and name != "resets":
+                    sample.nonfinite.setdefault(name, _value_text(value))
+            if not series:
+                continue
+            if name == "resets":
+                resets = sum(s.value or 0.0 for s in series)
+            elif name == "sglang:http_responses_total":
+                for s in series:
+                    code = s.labels.get("status_code", "")
+                    sample.status_counts[code] = sample.status_counts.get(code, 0.0) + s.value
+                sample.counters[name] = sum(sample.status_counts.values())
+            elif METRICS[name] == "histogram":
+                buckets = sorted((float(s.labels["le"]), s.value) for s in series if "le" in s.labels)
+                sample.histograms[name] = {"buckets": buckets, "count": buckets[-1][1] if buckets else 0.0, "sum": 0.0}
+            else:
+                values = sample.gauges if METRICS[name] == "gauge" else sample.counters
+                values[name] = sum(s.value for s in series)
+        return sample, resets
+
+    def measure(self, before, after):
+        """The window between two Moments, from Prometheus: measure()'s figures, or a restart window."""
+        sample, resets = self.sample(before, after)
+        if resets > 0:
+            return restart_window(round(after.at - before.at, 3))
+        return measure(Sample(before.at, {}, {}, {}, {}), sample)

@@ -33,10 +33,17 @@ description:
     semantics (a limit is exceeded when the count is greater than it). See docs/bake.md.
   - The metrics are parsed with prometheus_client's text parser; each name the module reads is in the
     pinned SGLang wheel (file and line in plugins/module_utils/_metrics.py).
+  - With O(prometheus_url), the windows are read from that Prometheus instead of scraping the unit, as Argo
+    Rollouts' Prometheus provider does. Every series a check reads becomes a PromQL query over the window, for
+    the unit's series (O(prometheus_selector), required then). Counters and histogram buckets are
+    C(increase()) over it, gauges C(last_over_time()), a restart is C(resets()). The figures, checks, verdicts
+    and report are the same as a scrape's; RV(source) says which was read. Prometheus needs two scrapes of the
+    unit in a window, so O(interval) should be at least twice its scrape interval. See docs/bake.md.
 author:
   - ddtree.sglang developers (@ddtree)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ddtree.sglang.prometheus
 attributes:
   check_mode:
     support: full
@@ -279,6 +286,12 @@ load:
   returned: when O(state=bake)
   type: dict
   sample: {started_s: 15.0, after_measurement: 1, concurrency: 1, max_tokens: 64, url: http://127.0.0.1:30000/v1/completions}
+source:
+  description: Where the windows were read. C(kind=metrics) with C(url), the unit's own /metrics; or
+    C(kind=prometheus) with C(url) and C(selector), the Prometheus server and the unit's series in it.
+  returned: when O(state=bake)
+  type: dict
+  sample: {kind: prometheus, url: "https://prom.example.com", selector: 'instance="ct129:30000"'}
 checks:
   description: The checks table the bake used (defaults with O(checks) applied), reasons included.
   returned: when O(state=bake)
@@ -297,13 +310,17 @@ import traceback  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib  # noqa: E402
 
 try:
-    from ansible_collections.ddtree.sglang.plugins.module_utils import _bench, _metrics
+    from ansible_collections.ddtree.sglang.plugins.module_utils import _bench, _metrics, _prometheus
     from ansible_collections.ddtree.sglang.plugins.module_utils._http import HAS_REQUESTS, HttpClient, HttpError
 except ImportError:  # requests or prometheus_client may be missing on the managed host
     _metrics = None
     IMPORT_ERROR = traceback.format_exc()
 else:
     IMPORT_ERROR = None
+
+
+def client_url(p):
+    return p["url"].rstrip("/") + "/" + p["metrics_path"].lstrip("/")
 
 
 class LoadDriver:
@@ -355,6 +372,20 @@ class SglangBake:
         self.deadline = self.start + p["duration"] + p["request_timeout"]
         self.load = None
         self.load_info = None
+        # Where the windows come from: two scrapes of the unit, or Prometheus' series of it (prometheus_url).
+        self.prometheus = None
+        if p["prometheus_url"]:
+            try:
+                client = _prometheus.client_from_params(p)
+            except _prometheus.PrometheusError as exc:
+                module.fail_json(msg=f"prometheus: {exc}")
+            self.prometheus = _metrics.PrometheusWindows(client, p["prometheus_selector"], deadline=self.deadline)
+        self.windows = self.prometheus.measure if self.prometheus else _metrics.measure
+        self.source = (
+            {"kind": "prometheus", "url": p["prometheus_url"], "selector": p["prometheus_selector"]}
+            if self.prometheus
+            else {"kind": "metrics", "url": client_url(p)}
+        )
 
     def start_load(self, entry):
         """Drive closed-loop load from now to the end of the bake (and one interval more)."""
@@ -381,7 +412,10 @@ class SglangBake:
         return round(time.monotonic() - self.start, 3)
 
     def scrape(self):
-        """A Sample, or the error's message (str). Never waits past the deadline."""
+        """A Sample, or the error's message (str). Never waits past the deadline. With Prometheus, the
+        moment a window ends (the queries are made when the window is measured)."""
+        if self.prometheus:
+            return _metrics.Moment()
         left = self.deadline - time.monotonic()
         try:
             return _metrics.scrape(
@@ -405,7 +439,11 @@ class SglangBake:
         last = self.scrape()
         if isinstance(last, str):
             self.fail(f"baseline: cannot read the metrics of {self.params['url']}: {last}")
-        summary = _metrics.measure(first, last)
+        try:
+            summary = self.windows(first, last)
+        except _metrics.MetricsError as exc:
+            self.fail(f"baseline: cannot read the metrics of {self.params['url']}: {exc}")
+        summary["source"] = self.source["kind"]
         if not summary["traffic"]:
             self.module.warn(
                 f"baseline: no request finished in {summary['seconds']} s; checks relative to the baseline "
@@ -417,7 +455,9 @@ class SglangBake:
         """Measure every interval and assess the measurements after each (_metrics.Analysis, the event
         source's too); stop at the first verdict past a limit, as Argo's analysis does."""
         p = self.params
-        self.analysis = analysis = _metrics.Analysis(checks, p, baseline=p["baseline"], gate=p["gate"])
+        self.analysis = analysis = _metrics.Analysis(
+            checks, p, baseline=p["baseline"], gate=p["gate"], windows=self.windows
+        )
         verdict = None
         # A first good sample starts the first window; a scrape that fails before it is an error measurement.
         while analysis.first is None and verdict is None:
@@ -460,6 +500,7 @@ class SglangBake:
             "checks": checks,
             "measurements": measurements,
             "load": self.load_info,
+            "source": self.source,
             "summary": self.analysis.summary(),
             "verdict": verdict["phase"],
             "analysis": {k: verdict[k] for k in ("successful", "failed", "inconclusive", "error", "consecutive_error")},
@@ -523,6 +564,11 @@ class SglangBake:
         return self.bake(checks)
 
 
+# The options of a module that reads Prometheus (_prometheus.argument_spec(), the ddtree.sglang.prometheus doc
+# fragment). Each query is bounded by prometheus_timeout and by the bake's own deadline.
+PROMETHEUS_OPTIONS = _prometheus.argument_spec() if _metrics is not None else {}
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -544,8 +590,10 @@ def main():
             gate=dict(type="dict"),
             request_timeout=dict(type="float", default=5),
             validate_certs=dict(type="bool", default=True),
+            **PROMETHEUS_OPTIONS,
         ),
         supports_check_mode=True,
+        required_by={"prometheus_url": "prometheus_selector"},
     )
     if _metrics is None or not HAS_REQUESTS:
         module.fail_json(msg=missing_required_lib("requests"), exception=IMPORT_ERROR)

@@ -1,0 +1,116 @@
+# Copyright: (c) 2026, ddtree.sglang developers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""sglang_bake reading its windows from a real Prometheus (Debian 12's 2.42) that scrapes a simulated SGLang
+unit, beside the same bake reading the unit's own /metrics (issue 36, item 3)."""
+
+import threading
+import time
+
+import pytest
+import requests
+from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
+from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
+from module_harness import run_main
+
+GATE = {"spec_accept_length": 3.1}
+# Prometheus scrapes every 0.5 s, so a 2 s window holds four scrapes of the unit (two at least are needed).
+BAKE = {"duration": 6.0, "interval": 2.0, "gate": GATE}
+
+
+def traffic(url, stop):
+    """Production-like traffic: non-streamed completions back to back."""
+    while not stop.is_set():
+        try:
+            requests.post(url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 24}, timeout=5)
+        except requests.RequestException:
+            time.sleep(0.05)
+
+
+@pytest.mark.wallclock  # a verdict reached in time: Prometheus must have scraped the unit in every window
+@pytest.mark.parametrize("decays", [True, False], ids=["decaying unit", "steady unit"])
+def test_a_bake_through_prometheus_reaches_the_direct_bakes_verdict(sglang_sim, prometheus, decays):
+    ddtree = {"tok_s": 400, "accept_length": 3.1}
+    if decays:
+        ddtree["degrade"] = {"after_s": 0.3, "accept_length": 1.02}
+    sim = sglang_sim(
+        algorithm="DDTREE",
+        mode=None,
+        behaviour={"DDTREE": ddtree},
+        args=["--enable-metrics", "--decode-log-interval", "1"],
+    )
+    target = f"127.0.0.1:{sim.port}"
+    prom = prometheus(scrape=[prometheus.Job("sglang", [target], {"host": "sim129"})], interval=0.5)
+    stop = threading.Event()
+    clients = [threading.Thread(target=traffic, args=(sim.base_url, stop), daemon=True) for _ in range(2)]
+    for client in clients:
+        client.start()
+    try:
+        prom.wait_scraped(scrapes=2)
+        direct_failed, direct = run_main(sglang_bake.main, dict(BAKE, url=sim.base_url))
+        failed, through = run_main(
+            sglang_bake.main,
+            dict(BAKE, url=sim.base_url, prometheus_url=prom.url, prometheus_selector='job="sglang", host="sim129"'),
+        )
+    finally:
+        stop.set()
+    assert through["source"] == {"kind": "prometheus", "url": prom.url, "selector": 'job="sglang", host="sim129"'}
+    assert direct["source"]["kind"] == "metrics"
+    windows = [m["window"] for m in through["measurements"]]
+    assert all(w and w["accept_length_source"] == "counters" and w["traffic"] for w in windows), [
+        m.get("error") for m in through["measurements"]
+    ]
+    if decays:
+        assert (failed, through["verdict"]) == (direct_failed, direct["verdict"]) == (True, "failed"), through["msg"]
+        assert through["msg"].startswith(
+            "bake: accept length over the window (sglang:generation_tokens_total / sglang:spec_verify_calls_total) 1"
+        ), through["msg"]
+        assert "60 % of 3.1 at the gate" in through["msg"]
+        assert {f["name"] for f in through["failed_checks"]} == {f["name"] for f in direct["failed_checks"]}
+    else:
+        assert (failed, through["verdict"]) == (direct_failed, direct["verdict"]) == (False, "successful")
+        assert [m["status"] for m in through["measurements"]] == ["pass"] * 3
+        # Prometheus' figures are the unit's: the accept length over the window as the unit's counters give it.
+        for w in windows:
+            assert w["spec_accept_length"] == pytest.approx(direct["summary"]["spec_accept_length"], rel=0.1)
+
+
+def test_the_queries_are_the_windows_of_the_unit_series():
+    queries = _metrics.prometheus_queries('instance="ct129:30000"', 15)
+    assert queries["sglang:spec_verify_calls_total"] == (
+        'sum(increase(sglang:spec_verify_calls_total{instance="ct129:30000"}[15000ms]))'
+    )
+    assert queries["sglang:spec_accept_length"] == (
+        'sum(last_over_time(sglang:spec_accept_length{instance="ct129:30000"}[15000ms]))'
+    )
+    assert queries["sglang:time_to_first_token_seconds"] == (
+        'sum by (le) (increase(sglang:time_to_first_token_seconds_bucket{instance="ct129:30000"}[15000ms]))'
+    )
+    assert queries["sglang:http_responses_total"] == (
+        'sum by (status_code) (increase(sglang:http_responses_total{instance="ct129:30000", method="POST"}[15000ms]))'
+    )
+    assert queries["resets"] == 'sum(resets(sglang:num_requests_total{instance="ct129:30000"}[15000ms]))'
+
+
+def test_prometheus_url_without_a_selector_is_refused_before_anything():
+    failed, result = run_main(
+        sglang_bake.main, dict(BAKE, url="http://127.0.0.1:9", prometheus_url="http://127.0.0.1:9")
+    )
+    assert failed and "prometheus_selector" in result["msg"]
+
+
+def test_prometheus_that_cannot_be_reached_is_an_error_measurement_naming_it():
+    failed, result = run_main(
+        sglang_bake.main,
+        dict(
+            BAKE,
+            duration=1.0,
+            interval=0.5,
+            url="http://127.0.0.1:9",
+            prometheus_url="http://127.0.0.1:9",
+            prometheus_selector='instance="x"',
+            prometheus_timeout=1,
+            consecutive_error_limit=0,
+        ),
+    )
+    assert failed and result["verdict"] == "error"
+    assert "Prometheus at http://127.0.0.1:9" in result["msg"] and "connection refused" in result["msg"], result["msg"]
