@@ -1,10 +1,15 @@
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """sglang_bake reading its windows from a real Prometheus (Debian 12's 2.42) that scrapes a simulated SGLang
-unit, beside the same bake reading the unit's own /metrics (issue 36, item 3)."""
+unit, beside the same bake reading the unit's own /metrics (issue 36, item 3), and through the ddtree_deploy role's
+own module_defaults for it (its defaults and vars, through ansible-playbook)."""
 
+import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -114,3 +119,79 @@ def test_prometheus_that_cannot_be_reached_is_an_error_measurement_naming_it():
     )
     assert failed and result["verdict"] == "error"
     assert "Prometheus at http://127.0.0.1:9" in result["msg"] and "connection refused" in result["msg"], result["msg"]
+
+
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars_files:
+    - {role}/defaults/main.yml
+    - {role}/vars/main.yml
+  module_defaults:
+    ddtree.sglang.sglang_bake: "{{{{ __ddtree_deploy_bake_defaults }}}}"
+  tasks:
+    - name: The baseline's read, as the role makes it
+      ddtree.sglang.sglang_bake:
+        state: baseline
+      register: baseline
+    - ansible.builtin.copy:
+        content: "{{{{ baseline | to_json }}}}"
+        dest: "{{{{ playbook_dir }}}}/baseline.json"
+"""
+
+
+# --- the role's wiring: ddtree_deploy hands ddtree_deploy_prometheus_url and its selector to the bake ---------
+
+
+def test_the_role_reads_the_bakes_windows_from_its_prometheus(tmp_path, ansible_cli_env, sglang_sim, prometheus):
+    sim = sglang_sim(
+        algorithm="DDTREE",
+        mode=None,
+        behaviour={"DDTREE": {"tok_s": 400, "accept_length": 3.1}},
+        args=["--enable-metrics", "--decode-log-interval", "1"],
+    )
+    # Prometheus names the target by the address it scrapes: the role's default selector matches it
+    # (instance=~`(localhost|127\\.0\\.0\\.1):<sglang_port>`).
+    prom = prometheus(scrape=[f"127.0.0.1:{sim.port}"], interval=0.5)
+    stop = threading.Event()
+
+    def traffic():
+        while not stop.is_set():
+            try:
+                requests.post(sim.base_url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 16}, timeout=5)
+            except requests.RequestException:
+                time.sleep(0.05)
+
+    client = threading.Thread(target=traffic, daemon=True)
+    client.start()
+    playbook = tmp_path / "bake.yml"
+    playbook.write_text(PLAY.format(role=ROLE))
+    variables = {
+        "ansible_python_interpreter": sys.executable,
+        "ansible_host": "127.0.0.1",
+        "sglang_port": sim.port,
+        "ddtree_deploy_bake_s": 2,
+        "ddtree_deploy_bake_interval": 2,
+        "ddtree_deploy_prometheus_url": prom.url,
+        "ddtree_deploy_prometheus_timeout": 5,
+    }
+    try:
+        prom.wait_scraped(scrapes=2)
+        proc = subprocess.run(
+            [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", str(playbook)]
+            + ["--extra-vars", json.dumps(variables)],
+            env=ansible_cli_env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        stop.set()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((tmp_path / "baseline.json").read_text())["summary"]
+    assert summary["source"] == "prometheus"
+    assert summary["traffic"] and summary["requests"] > 0
+    assert summary["accept_length_source"] == "counters" and summary["spec_accept_length"] > 2.5
