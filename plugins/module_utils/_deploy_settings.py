@@ -95,6 +95,30 @@ def _text(value):
     return isinstance(value, str)
 
 
+def _slo(value):
+    """null, or {ttft_s, itl_s} of seconds above 0, either left out (_goodput.check_slo's rule)."""
+    if value is None:
+        return True
+    return (
+        isinstance(value, Mapping)
+        and len(value) > 0
+        and set(value) <= {"ttft_s", "itl_s"}
+        and all(v is None or _above(0)(v) for v in value.values())
+    )
+
+
+def _sampling(value):
+    """{} or {temperature: 0 or more, top_p: above 0 and at most 1}, either left out."""
+    if not isinstance(value, Mapping) or not set(value) <= {"temperature", "top_p"}:
+        return False
+    top_p = _number(value.get("top_p", 1))
+    return _at_least(0)(value.get("temperature", 0)) and top_p is not None and 0 < top_p <= 1
+
+
+def _path_or_null(value):
+    return value is None or (isinstance(value, str) and value.strip() != "")
+
+
 # variable: (the check, what the value must be, why)
 RULES = {
     "ddtree_deploy_gate_repeats": (
@@ -124,6 +148,29 @@ RULES = {
         "null or a mapping of concurrency levels (whole numbers, 1 or more) to weights (0 or more, not all 0), "
         "e.g. {1: 0.2, 16: 0.8}",
         "the share of the time the host's traffic runs at each level; a tune keeps the candidate that serves it best",
+    ),
+    "ddtree_deploy_slo": (
+        _slo,
+        "null, or a mapping of ttft_s and/or itl_s, each a number of seconds above 0 (e.g. {ttft_s: 1.0, itl_s: 0.05})",
+        "the SLO each request of the gate is judged against (ttft_s: the first token; itl_s: the request's mean time "
+        "per output token after the first); null derives one per level from the baseline's p90 (docs/deploy.md)",
+    ),
+    "ddtree_deploy_gate_inconclusive": (
+        lambda value: value in (None, "fail", "pass", "extend"),
+        "fail, pass, extend, or null",
+        "what a level whose goodput interval holds its required gain does (extend: measure it once more, twice as "
+        "long, then decide); null fails where a gain above 0 is required and passes where none is",
+    ),
+    "ddtree_deploy_gate_prompts_file": (
+        _path_or_null,
+        "null, or the path on the controller of a JSONL trace (one request a line: prompt or messages, max_tokens, "
+        "optionally temperature and top_p)",
+        "the gate's load: production requests instead of the built-in prompts (docs/bench.md, 'Your workload')",
+    ),
+    "ddtree_deploy_gate_sampling": (
+        _sampling,
+        "a mapping of temperature (0 or more) and/or top_p (above 0, at most 1), or {} (greedy)",
+        "the production sampling settings the gate's load is sent with; the equivalence check stays greedy",
     ),
     "ddtree_deploy_gate_duration": (
         _above(0),

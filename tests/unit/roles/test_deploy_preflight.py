@@ -89,6 +89,17 @@ BAD_SETTINGS = {
         "Check the gate's, the probe's and the bake's settings",
         "ddtree_deploy_load_mix has traffic at concurrency 8, which ddtree_deploy_gate_concurrency (1, 16) does not",
     ),
+    # Issue 33: an SLO of 0 s, sampling above its range, an inconclusive policy the gate does not know.
+    "slo, sampling and inconclusive": (
+        {
+            "ddtree_deploy_slo": {"ttft_s": 0},
+            "ddtree_deploy_gate_sampling": {"temperature": 0.7, "top_p": 1.5},
+            "ddtree_deploy_gate_inconclusive": "retry",
+        },
+        "Check the gate's, the probe's and the bake's settings",
+        'ddtree_deploy_slo ({"ttft_s": 0}) must be null, or a mapping of ttft_s and/or itl_s, each a number of '
+        "seconds above 0",
+    ),
     # Two settings wrong at once: both named in the one message.
     "min gain mapping and warmup text": (
         {"ddtree_deploy_min_gain": {"sixteen": 0.1}, "ddtree_deploy_gate_warmup": "soon"},
@@ -119,3 +130,26 @@ def test_seconds_pass_the_check(tmp_path, ansible_cli_env):
         "TASK [ddtree.sglang.ddtree_deploy : Preflight | Check the gate's, the probe's and the bake's settings]" in out
     ), out
     assert "not yes/no" not in out, out
+
+
+def test_a_trace_with_a_bad_line_is_refused_naming_the_file_and_the_line(tmp_path, ansible_cli_env):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"prompt": "def fib(n):", "max_tokens": 64}\n{"prompt": "Hello"}\n')
+    rc, out = run_preflight(tmp_path, ansible_cli_env, {"ddtree_deploy_gate_prompts_file": str(trace)})
+    assert rc == 2, out
+    assert "Preflight | Keep the inputs every candidate builds on, and read the gate's trace" in out, out
+    assert f"{trace} line 2 has no max_tokens: each request says how many tokens it asks for" in out, out
+    assert "Check what the modules need on the host" not in out, out
+
+
+def test_a_good_trace_and_sampling_pass(tmp_path, ansible_cli_env):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"prompt": "def fib(n):", "max_tokens": 64, "temperature": 0.2}\n')
+    variables = {
+        "ddtree_deploy_gate_prompts_file": str(trace),
+        "ddtree_deploy_gate_sampling": {"temperature": 0.7, "top_p": 0.95},
+        "ddtree_deploy_slo": {"ttft_s": 1.0, "itl_s": 0.05},
+        "ddtree_deploy_gate_inconclusive": "extend",
+    }
+    rc, out = run_preflight(tmp_path, ansible_cli_env, variables)
+    assert "read the gate's trace] *" in out and "must be" not in out, out

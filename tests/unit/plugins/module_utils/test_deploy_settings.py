@@ -44,6 +44,16 @@ GOOD = [
     ("ddtree_deploy_prometheus_url", "https://prom.example.com/prometheus/"),
     ("ddtree_deploy_prometheus_timeout", 10),
     ("ddtree_deploy_prometheus_selector", 'job="sglang", host="ct129"'),
+    ("ddtree_deploy_slo", None),
+    ("ddtree_deploy_slo", {"ttft_s": 1.0, "itl_s": 0.05}),
+    ("ddtree_deploy_slo", {"ttft_s": "1.5"}),
+    ("ddtree_deploy_gate_inconclusive", None),
+    ("ddtree_deploy_gate_inconclusive", "extend"),
+    ("ddtree_deploy_gate_prompts_file", None),
+    ("ddtree_deploy_gate_prompts_file", "files/trace.jsonl"),
+    ("ddtree_deploy_gate_sampling", {}),
+    ("ddtree_deploy_gate_sampling", {"temperature": 0.7, "top_p": 0.95}),
+    ("ddtree_deploy_gate_sampling", {"top_p": "1"}),
 ]
 
 # (variable, value, what the message must say)
@@ -84,6 +94,17 @@ BAD = [
     ("ddtree_deploy_load_mix", {0: 1}, "e.g. {1: 0.2, 16: 0.8}"),
     ("ddtree_deploy_load_mix", {1: -0.5, 16: 1}, "weights (0 or more, not all 0)"),
     ("ddtree_deploy_load_mix", {1: 0, 16: 0}, "a tune keeps the candidate that serves it best"),
+    ("ddtree_deploy_slo", {"ttft_ms": 1000}, 'ddtree_deploy_slo ({"ttft_ms": 1000}) must be null, or a mapping'),
+    ("ddtree_deploy_slo", {"ttft_s": 0}, "each a number of seconds above 0"),
+    ("ddtree_deploy_slo", {"ttft_s": True}, "ddtree_deploy_slo"),
+    ("ddtree_deploy_slo", 1.0, "ddtree_deploy_slo (1.0) must be null, or a mapping"),
+    ("ddtree_deploy_slo", {}, "null derives one per level from the baseline's p90"),
+    ("ddtree_deploy_gate_inconclusive", "retry", 'ddtree_deploy_gate_inconclusive ("retry") must be fail, pass'),
+    ("ddtree_deploy_gate_prompts_file", "", 'ddtree_deploy_gate_prompts_file ("") must be null, or the path'),
+    ("ddtree_deploy_gate_sampling", {"temperature": -1}, "must be a mapping of temperature (0 or more)"),
+    ("ddtree_deploy_gate_sampling", {"top_p": 0}, "and/or top_p (above 0, at most 1)"),
+    ("ddtree_deploy_gate_sampling", {"top_k": 1}, "ddtree_deploy_gate_sampling"),
+    ("ddtree_deploy_gate_sampling", None, "ddtree_deploy_gate_sampling (null) must be"),
 ]
 
 
