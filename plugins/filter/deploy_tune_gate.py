@@ -45,7 +45,7 @@ _value:
   type: dict
   sample:
     gate: pass
-    gate_msg: "tune gate met: +25.7 % over the load mix (1: 90 %, 16: 10 %, ddtree_deploy_load_mix); it must be
+    gate_msg: "tune gate met: +25.7 % over the load mix (1: 90 %, 16: 10 %); it must be
       above 0 and reach +10.0 % (per level: +32.0 % at concurrency 1 (better); -31.0 % at concurrency 16 (worse))"
     tune: {load_mix: {1: 0.9, 16: 0.1}, score: 0.257, needed: 0.1, level_gate: fail, level_msg: "gain gate not met"}
 """

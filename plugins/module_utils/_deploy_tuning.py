@@ -172,7 +172,7 @@ def tune_gate(verdict, mix=None):
         else sum(w * (levels[lv]["interval"] or [levels[lv]["gain"]])[0] for lv, w in mix_weights.items())
     )
     passed = value is not None and value > 0 and low >= need - 1e-9
-    shown = f"{mix_text(mix_weights)}, {MIX_VAR if mix else 'all at the production concurrency'}"
+    shown = mix_text(mix_weights) + ("" if mix else ", all at the production concurrency")
     if value is None:
         missing = ", ".join(str(level) for level in sorted(mix_weights) if level not in levels)
         head = f"tune gate not met: the load mix ({shown}) has concurrency {missing}, which the gate did not measure"

@@ -332,7 +332,7 @@ def test_done_when_a_mix_mostly_at_one_stream_keeps_ddtree_on_the_host():
     report, verdicts = tune_run(HOLDOUT_GATE, mix=mix)
     assert verdicts["ddtree"]["gate"] == "pass" and verdicts["ddtree"]["tune"]["level_gate"] == "fail"
     assert verdicts["ddtree"]["gate_msg"] == (
-        "tune gate met: +25.7 % over the load mix (1: 90 %, 16: 10 %, ddtree_deploy_load_mix); it must be above 0 "
+        "tune gate met: +25.7 % over the load mix (1: 90 %, 16: 10 %); it must be above 0 "
         "and reach +10.0 % (per level: +32.0 % at concurrency 1 (better); -31.0 % at concurrency 16 (worse))"
     )
     assert report["outcome"] == "deployed" and report["candidate"] == "ddtree" and report["kept"] == 1
@@ -374,8 +374,7 @@ def test_the_tune_gate_outside_a_tune_is_the_gate():
 def test_the_tune_gate_names_a_mix_level_the_gate_did_not_measure():
     judged = dt.tune_gate(gate_verdict((1, 0.32), (16, -0.31)), {1: 0.5, 8: 0.5})
     assert judged["gate"] == "fail" and judged["gate_msg"].startswith(
-        "tune gate not met: the load mix (1: 50 %, 8: 50 %, ddtree_deploy_load_mix) has concurrency 8, which the "
-        "gate did not measure"
+        "tune gate not met: the load mix (1: 50 %, 8: 50 %) has concurrency 8, which the gate did not measure"
     )
 
 
