@@ -897,6 +897,19 @@ class PrometheusWindows:
         except Exception as exc:  # _prometheus.PrometheusError: its message names the query and the fix
             raise MetricsError(f"Prometheus at {self.client.url}: {exc}") from None
 
+    def units(self):
+        """The units (job, instance) whose sglang:* series the selector matches now; MetricsError when it matches
+        more than one (a sum over two units would be judged as one)."""
+        query = f'count by (job, instance) ({{__name__=~"sglang:.+", {self.selector}}})'
+        units = sorted((s.labels.get("job", ""), s.labels.get("instance", "")) for s in self._query(query, time.time()))
+        if len(units) > 1:
+            named = ", ".join(f'{{job="{job}", instance="{instance}"}}' for job, instance in units[:4])
+            raise MetricsError(
+                f"prometheus_selector {self.selector} matches {len(units)} units in Prometheus at {self.client.url} "
+                f"({named}{' ...' if len(units) > 4 else ''}): give matchers that select the one unit baked"
+            )
+        return units
+
     def sample(self, before, after):
         """The window's increases as a Sample (absent series stay absent), and the counters' resets."""
         sample, resets = Sample(after.at, {}, {}, {}, {}), 0.0

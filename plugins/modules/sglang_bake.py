@@ -549,6 +549,11 @@ class SglangBake:
 
     def run(self):
         p = self.params
+        if self.prometheus:
+            try:
+                self.prometheus.units()  # one unit, before anything is measured
+            except _metrics.MetricsError as exc:
+                self.module.fail_json(msg=f"prometheus: {exc}")
         if p["state"] == "baseline":
             return self.baseline()
         try:

@@ -10,6 +10,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
 from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError
 from sglang_metrics_text import MODEL, MetricsServer, SglangMetrics, huge_page
 
+FAST_LIMITS = {"failure_limit": 1, "inconclusive_limit": 2, "consecutive_error_limit": 2}
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sglang-0.5.23-metrics.txt"
 
 
@@ -315,3 +316,27 @@ def test_a_15_mb_page_ends_within_request_timeout():
         spent = time.monotonic() - start
     # The deadline is checked every CHUNK_LINES lines: one chunk's parse past it at most.
     assert spent < 2.0 + 0.5, spent
+
+
+def test_a_window_its_source_cannot_give_is_an_error_measurement_and_the_next_window_spans_it():
+    # Prometheus' windows (PrometheusWindows.measure) raise MetricsError when a query fails.
+    calls = []
+
+    def windows(before, after):
+        calls.append((before.at, after.at))
+        if len(calls) == 1:
+            raise _metrics.MetricsError("Prometheus at http://prom:9090: timed out")
+        return _metrics.measure(before, after)
+
+    m = SglangMetrics()
+    analysis = _metrics.Analysis(_metrics.DEFAULT_CHECKS, FAST_LIMITS, windows=windows)
+    analysis.observe(_metrics.parse(m.render(), at=0.0))
+    m.serve(5)
+    first = analysis.observe(_metrics.parse(m.render(), at=1.0))
+    assert (first["status"], first["error"]) == ("error", "Prometheus at http://prom:9090: timed out")
+    m.serve(5)
+    second = analysis.observe(_metrics.parse(m.render(), at=2.0))
+    assert second["status"] == "pass" and second["window"]["requests"] == 10
+    assert calls == [(0.0, 1.0), (0.0, 2.0)]
+    verdict = analysis.assess(terminating=True)
+    assert (verdict["phase"], verdict["error"], verdict["successful"]) == ("successful", 1, 1)

@@ -16,6 +16,7 @@ import requests
 from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
 from module_harness import run_main
+from sglang_metrics_text import MetricsServer, SglangMetrics
 
 GATE = {"spec_accept_length": 3.1}
 # Prometheus scrapes every 0.5 s, so a 2 s window holds four scrapes of the unit (two at least are needed).
@@ -96,6 +97,22 @@ def test_the_queries_are_the_windows_of_the_unit_series():
     assert queries["resets"] == 'sum(resets(sglang:num_requests_total{instance="ct129:30000"}[15000ms]))'
 
 
+def test_a_selector_that_matches_two_units_is_refused_naming_them(prometheus):
+    with MetricsServer(SglangMetrics()) as one, MetricsServer(SglangMetrics()) as two:
+        targets = [one.url.split("//", 1)[1], two.url.split("//", 1)[1]]
+        prom = prometheus(scrape=[prometheus.Job("sglang", targets)], interval=0.5)
+        prom.wait_scraped()
+        failed, result = run_main(
+            sglang_bake.main,
+            dict(BAKE, url=one.url, prometheus_url=prom.url, prometheus_selector='job="sglang"'),
+        )
+    assert failed and result["msg"].startswith(
+        f'prometheus: prometheus_selector job="sglang" matches 2 units in Prometheus at {prom.url} '
+    )
+    assert all(f'instance="{t}"' in result["msg"] for t in targets)
+    assert "give matchers that select the one unit baked" in result["msg"]
+
+
 def test_prometheus_url_without_a_selector_is_refused_before_anything():
     failed, result = run_main(
         sglang_bake.main, dict(BAKE, url="http://127.0.0.1:9", prometheus_url="http://127.0.0.1:9")
@@ -103,7 +120,7 @@ def test_prometheus_url_without_a_selector_is_refused_before_anything():
     assert failed and "prometheus_selector" in result["msg"]
 
 
-def test_prometheus_that_cannot_be_reached_is_an_error_measurement_naming_it():
+def test_prometheus_that_cannot_be_reached_is_named_before_anything():
     failed, result = run_main(
         sglang_bake.main,
         dict(
@@ -117,8 +134,10 @@ def test_prometheus_that_cannot_be_reached_is_an_error_measurement_naming_it():
             consecutive_error_limit=0,
         ),
     )
-    assert failed and result["verdict"] == "error"
-    assert "Prometheus at http://127.0.0.1:9" in result["msg"] and "connection refused" in result["msg"], result["msg"]
+    # Refused before the bake measures anything: the check that the selector selects one unit is the first query.
+    assert failed and "verdict" not in result
+    assert result["msg"].startswith("prometheus: Prometheus at http://127.0.0.1:9: "), result["msg"]
+    assert "connection refused" in result["msg"]
 
 
 ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
