@@ -80,6 +80,25 @@ def test_a_tune_writes_the_record_the_chart_and_the_table_beside_the_summary(wri
     assert record["ddtree_deploy_candidates"][0]["name"] == "ddtree"
 
 
+def test_the_written_record_drops_into_group_vars_as_it_is(written, tmp_path, ansible_cli_env):
+    """The file the tune wrote, copied as it is to group_vars/<class>.yml: the inventory gives the class's host the
+    crossover, the winner and the candidate list."""
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "group_vars" / "ampere_48g.yml").write_text((written / "tuning-ampere_48g.yml").read_text())
+    (inventory / "hosts.yml").write_text("ampere_48g:\n  hosts:\n    holdout:\n")
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inventory / "hosts.yml")]
+        + ["--host", "holdout"],
+        env=ansible_cli_env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    host = json.loads(proc.stdout)
+    assert host["ddtree_deploy_tuning"]["winner"] == "ddtree"
+    assert [e["winner"] for e in host["ddtree_deploy_tuning"]["crossover"]] == ["ddtree", "nextn"]
+    kept = {"name": "ddtree", "profile": "ddtree", "variants": [], "extra_args": {}}
+    assert host["ddtree_deploy_candidates"] == [kept]
+
+
 def test_the_summary_shows_the_crossover_table_and_links_the_chart(written):
     md = (written / "summary.md").read_text()
     assert "## Crossover (tune)" in md
