@@ -45,7 +45,12 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     http_status_error,
 )
 from ansible_collections.ddtree.sglang.plugins.module_utils._probe import Probe
-from ansible_collections.ddtree.sglang.plugins.module_utils._sse import SSEParser, StreamState, interpret
+from ansible_collections.ddtree.sglang.plugins.module_utils._sse import (
+    COMPLETE_GRACE_S,
+    SSEParser,
+    StreamState,
+    interpret,
+)
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 
@@ -665,7 +670,7 @@ class Bench:
         api = item.get("api", o["api"])
         path = PATHS[api]
         url = client.url(path)
-        resp = None
+        resp = grace = None
         stream = StreamState(api, max_tokens=item.get("max_tokens") or o["max_tokens"])
         try:
             timeout = min(o["timeout"], self.deadline - clock())
@@ -686,6 +691,8 @@ class Bench:
             try:
                 # Read to the body's end (the chunked terminator follows [DONE] at once), as bench_serving's
                 # aiohttp does: the connection then goes back to the pool instead of a new one per request.
+                # Once the answer is complete (finish reason and usage, _sse.StreamState.complete) the rest is
+                # awaited COMPLETE_GRACE_S, not the timeout: a server may never send [DONE] or close.
                 for piece in body_pieces(resp):
                     t = clock()
                     for data in parser.feed(piece):
@@ -693,8 +700,12 @@ class Bench:
                         rec.rid = rec.rid or ev.rid
                         if stream.add(ev, t):
                             rec.times.append(t)
-                        if ev.kind == "done" and t_done is None:
-                            t_done = t
+                    if t_done is None and stream.complete:
+                        t_done = t
+                        if not stream.done:
+                            grace = threading.Timer(COMPLETE_GRACE_S, resp.watchdog.fire)
+                            grace.daemon = True
+                            grace.start()
                     if stream.error:
                         break
             except Exception:
@@ -726,6 +737,8 @@ class Bench:
         finally:
             if rec.end is None:
                 rec.end = clock()
+            if grace is not None:
+                grace.cancel()
             if resp is not None:
                 # The connection goes back to the pool: its watchdog must not fire on the next request.
                 resp.watchdog.cancel()

@@ -42,7 +42,13 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
     http_status_error,
 )
 from ansible_collections.ddtree.sglang.plugins.module_utils._probe_options import DEFAULTS
-from ansible_collections.ddtree.sglang.plugins.module_utils._sse import CHUNKS, SSEParser, StreamState, interpret
+from ansible_collections.ddtree.sglang.plugins.module_utils._sse import (
+    CHUNKS,
+    COMPLETE_GRACE_S,
+    SSEParser,
+    StreamState,
+    interpret,
+)
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe
 
 PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions", "generate": "/generate"}
@@ -365,6 +371,7 @@ class Probe:
         clock = self.clock
         state = StreamState(o["api"], max_tokens=o["max_tokens"])
         run = {"t_req": clock(), "t_sent": None, "outcome": None, "t_end": None, "ret": None, "url": url}
+        run["t_complete"] = None  # when a finish reason and usage were in: then [DONE] is awaited COMPLETE_GRACE_S
         thread = threading.Thread(
             target=self._stream_worker, args=(path, url, payload, budget, q, holder), name="llm_probe-stream"
         )
@@ -375,8 +382,11 @@ class Probe:
             while run["outcome"] is None:
                 now = clock()
                 limit, why = self._stream_limit(state, ttft_deadline)
+                if run["t_complete"] is not None and run["t_complete"] + COMPLETE_GRACE_S < limit:
+                    limit, why = run["t_complete"] + COMPLETE_GRACE_S, "complete"
                 if limit - now <= 0:
-                    run["outcome"], run["t_end"] = why, now
+                    # complete: the answer was all in, without [DONE] or the close that should follow it
+                    run["outcome"], run["t_end"] = why, run["t_complete"] if why == "complete" else now
                     break
                 try:
                     kind, value, t = q.get(timeout=limit - now)
@@ -502,6 +512,8 @@ class Probe:
             state.add(ev, t)
             if ev.kind in ("error", "done"):
                 run["outcome"], run["t_end"] = ev.kind, t
+            elif run["t_complete"] is None and state.complete:
+                run["t_complete"] = t
         elif kind == "eof":
             run["outcome"], run["t_end"] = "eof", t
         elif kind == "whole":

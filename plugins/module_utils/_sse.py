@@ -19,6 +19,14 @@ Three layers, each usable alone:
 Real servers differ: SGLang sends a finish chunk and, with ``stream_options.include_usage``,
 a usage chunk with ``choices: []``; vLLM sends a first chunk holding only the role; llama.cpp
 may omit usage; any of them may send ``data: {"error": ...}`` in the middle of a stream.
+
+How a stream ends: SGLang 0.5.23 yields the finish chunk, then the usage chunk with ``choices: []``
+(``srt/entrypoints/openai/serving_completions.py:479-496``), then ``data: [DONE]`` (:504; the chat path
+``serving_chat.py:2805``); vLLM's ``completion_stream_generator`` does the same (the final usage chunk, then
+``yield "data: [DONE]\n\n"``, vllm-project/vllm ``vllm/entrypoints/openai/serving_completion.py``). Nothing
+follows the usage chunk but ``[DONE]``, so a stream with a finish reason and then usage is complete
+(``StreamState.complete``): a reader waits at most ``COMPLETE_GRACE_S`` more for ``[DONE]`` and the close, not
+its timeout (a proxy that holds the connection open, a server that never sends ``[DONE]``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -203,6 +211,11 @@ CHUNKS = "chunks (lower bound)"
 # in 8 chunks).
 MAX_TOKENS_PER_CHUNK = 128
 
+# Seconds a reader still waits, once a stream is complete (finish reason and usage), for the ``[DONE]`` and the
+# end of the body that a server sends right after (reading them returns the connection to the pool, and a
+# server sees its client stay to the end); past it the read stops and the answer counts as it is.
+COMPLETE_GRACE_S = 0.25
+
 
 def count_doubt(count, chunks, max_tokens=None, streamed=True, source="usage"):
     """Why a server's completion token ``count`` cannot be believed, or None: above the ``max_tokens`` asked
@@ -299,6 +312,12 @@ class StreamState:
         if self.meta_tokens is not None:
             return "meta_info", int(self.meta_tokens)
         return None, None
+
+    @property
+    def complete(self):
+        """Whether the answer is all in: [DONE] came, or a finish reason and the server's count (usage, or
+        /generate's meta_info) after which a server sends nothing but [DONE]."""
+        return self.done or bool(self.finish_reason and self._server_count()[0] and not self.error)
 
     @property
     def doubt(self):

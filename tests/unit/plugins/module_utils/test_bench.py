@@ -552,3 +552,26 @@ def test_a_token_count_above_max_tokens_is_not_believed_and_the_level_says_why(s
     }
     assert "lower bound" in level["token_count_source"]
     assert "token count of " in r["msg"] and "not believed, chunks counted" in r["msg"]
+
+
+def test_a_stream_complete_at_its_usage_ends_there_without_done_or_the_close(scripted_server, h):
+    # finish reason, then usage; then the connection is held 30 s without [DONE] (a proxy, a server's bug)
+    events = [
+        _c("Hi"),
+        _c(" there", "length"),
+        {"object": "text_completion", "choices": [], "usage": {"completion_tokens": 2}},
+    ]
+    url, _seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(
+                200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events) + [(30.0, b"")]
+            ),
+        }
+    )
+    r = Bench(url, concurrency=1, duration=0.5, warmup=0.0, max_tokens=2, timeout=20).run()
+    level = r["levels"][0]
+    # before: the first request waited out its 20 s timeout and failed
+    assert not r["failed"], r["msg"]
+    assert level["completed"] >= 1 and level["errors"]["count"] == 0 and level["token_count_source"] == "usage"
+    assert level["output_tokens"] == 2 * level["completed"]

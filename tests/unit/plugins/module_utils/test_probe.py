@@ -508,3 +508,21 @@ def test_usage_above_max_tokens_is_flagged_and_the_chunks_are_counted(scripted_s
         w.startswith(r["token_count_doubt"] + ": not believed; counted the 8 content chunk(s)") for w in r["warnings"]
     )
     assert "5000" not in r["msg"] and r["msg"].startswith("ok: at least 8 token(s)")
+
+
+def _complete_then_held_open(h):
+    """A finish chunk and usage, then neither [DONE] nor the close: the connection held for 30 s."""
+    events = [
+        (0.01, _c("Hello")),
+        (0.01, _c(" world", "length")),
+        {"object": "text_completion", "model": "m", "choices": [], "usage": {"completion_tokens": 2}},
+    ]
+    return h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events) + [(30.0, b"")])
+
+
+def test_a_stream_with_a_finish_reason_and_usage_is_complete_without_done_or_the_close(scripted_server, h):
+    url, _seen = scripted_server({"/v1/models": _models(h), "/v1/completions": _complete_then_held_open(h)})
+    r = probe(url, max_tokens=2, timeout=20)  # before: "probe timed out after 20 s (timeout)"
+    assert not r["failed"], r["msg"]
+    assert r["completion_tokens"] == 2 and r["token_count_source"] == "usage" and r["finish_reason"] == "length"
+    assert r["text"] == "Hello world" and r["transport_error"] is None

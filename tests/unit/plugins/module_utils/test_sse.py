@@ -243,3 +243,32 @@ def test_generate_meta_info_above_max_tokens_is_not_believed():
     state.add(interpret("generate", json.dumps({"text": "a b", "meta_info": {"completion_tokens": 900}})), 1.0)
     assert state.doubt == "the server's meta_info.completion_tokens 900 is above the max_tokens 4 asked for"
     assert state.token_source == CHUNKS and state.completion_tokens == 1
+
+
+# --- a stream is complete at its finish reason and usage (issue #38, item 3) ------------------------------------
+
+
+def test_a_finish_reason_and_then_usage_is_complete_without_done():
+    state = StreamState("completions")
+    state.add(interpret("completions", json.dumps(chunk("Hi"))), 1.0)
+    assert not state.complete
+    state.add(interpret("completions", json.dumps(chunk(" there", "length"))), 2.0)
+    assert not state.complete  # a usage chunk may follow (SGLang, vLLM: serving_completions.py:479-496)
+    state.add(interpret("completions", json.dumps(dict(chunk(""), choices=[], usage={"completion_tokens": 2}))), 3.0)
+    assert state.complete and not state.done and state.completion_tokens == 2
+
+
+def test_usage_without_a_finish_reason_or_after_an_error_is_not_complete():
+    state = StreamState("completions")
+    state.add(interpret("completions", json.dumps(chunk("Hi", usage={"completion_tokens": 1}))), 1.0)
+    assert not state.complete  # continuous usage on every chunk: the answer goes on
+    state.add(interpret("completions", json.dumps({"error": {"message": "boom"}})), 2.0)
+    state.add(interpret("completions", json.dumps(chunk("", "stop", usage={"completion_tokens": 1}))), 3.0)
+    assert not state.complete
+
+
+def test_generate_is_complete_at_its_finish_reason_with_meta_info():
+    state = StreamState("generate")
+    meta = {"completion_tokens": 2, "finish_reason": {"type": "length"}}
+    state.add(interpret("generate", json.dumps({"text": "a b", "meta_info": meta})), 1.0)
+    assert state.complete
