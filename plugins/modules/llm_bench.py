@@ -68,6 +68,8 @@ options:
       - Pick V(1) and one level at or near the server's C(max_running_requests) (its production batch); see
         C(docs/bench.md).
       - V([]) runs no level; it is only accepted with O(greedy_tokens), for the greedy answers alone.
+      - "The list may be written as text, as the ad-hoc form does: C(-a 'concurrency=[1,16]') or
+        C(concurrency=1,16)."
     type: raw
     default: [1]
   duration:
@@ -245,7 +247,9 @@ levels:
       type: int
       sample: 16
     output_tokens_per_second:
-      description: Aggregate output tokens per second over all streams (none when no request completed).
+      description: Aggregate output tokens per second over all streams (none when no request completed, or when
+        the deadline cut the level, as for RV(levels[].requests_per_second), the goodput rates and
+        RV(levels[].rates); its streams were cut mid-request, so no rate was measured).
       type: float
       sample: 707.76
     requests_per_second:
@@ -360,7 +364,7 @@ levels:
       type: float
       sample: 0.397
     cut_by_deadline:
-      description: True when the deadline passed during the level.
+      description: True when the deadline passed during the level; its aggregate rates are then none.
       type: bool
       returned: when the deadline cut the level
     skipped:

@@ -117,7 +117,13 @@ def test_itl_and_decode_rate_come_from_chunk_times():
 @pytest.mark.parametrize(
     ("options", "words"),
     [
-        ({"concurrency": "many"}, "concurrency takes whole numbers of streams, e.g. [1, 16]; got 'many'"),
+        (
+            {"concurrency": "many"},
+            "concurrency takes whole numbers of streams: one (16), a list ([1, 16]), or the list as text ('[1,16]' "
+            "or '1,16' on the command line); got 'many'",
+        ),
+        ({"concurrency": "[1,x]"}, "got 'x' in '[1,x]'"),
+        ({"concurrency": "[1,0]"}, "between 1 and 512 streams; got 0"),
         ({"concurrency": [1, True]}, "got true"),
         ({"concurrency": []}, "got an empty list"),
         ({"concurrency": 0}, "between 1 and 512 streams; got 0"),
@@ -575,3 +581,37 @@ def test_a_stream_complete_at_its_usage_ends_there_without_done_or_the_close(scr
     assert not r["failed"], r["msg"]
     assert level["completed"] >= 1 and level["errors"]["count"] == 0 and level["token_count_source"] == "usage"
     assert level["output_tokens"] == 2 * level["completed"]
+
+
+# --- the ad-hoc form and a cut level (issue #38) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "levels"),
+    [("[1,16]", [1, 16]), ("1,16", [1, 16]), (" [ 1, 16 ] ", [1, 16]), ("16", [16]), ([1, "16"], [1, 16])],
+)
+def test_concurrency_written_as_text_is_the_list_it_says(given, levels):
+    assert Bench("http://127.0.0.1:9", concurrency=given).levels == levels
+
+
+def test_the_empty_list_as_text_is_for_greedy_answers_alone():
+    assert Bench("http://127.0.0.1:9", concurrency="[]", greedy_tokens=4).levels == []
+    with pytest.raises(BenchError, match="got an empty list"):
+        Bench("http://127.0.0.1:9", concurrency="[]")
+
+
+def test_a_level_cut_by_the_deadline_carries_no_rate(scripted_server, h):
+    # Each answer takes 0.3 s; the deadline cuts the level's streams mid-request.
+    events = [_c("Hi"), (0.3, _c(" there", "length")), "[DONE]"]
+    url, _seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events)),
+        }
+    )
+    r = Bench(url, concurrency=2, duration=5.0, warmup=0.0, max_tokens=2, repeats=2, deadline=1.0).run()
+    level = r["levels"][0]
+    assert r["failed"] and level["cut_by_deadline"] and level["cut"] >= 1
+    for key in ("output_tokens_per_second", "requests_per_second", "goodput_tokens_per_second"):
+        assert level[key] is None, (key, level[key])
+    assert level["rates"] == [] and level["completed"] >= 1  # what completed is still counted

@@ -162,3 +162,28 @@ def test_a_three_level_sweep_ends_within_its_deadline_through_ansible(shared_sim
     assert all(level["completed"] > 0 for level in result["levels"])
     assert result["deadline_reached"] is False and result["elapsed_s"] < 6
     assert took < 6 + 10, took  # the deadline plus ansible's own start on a loaded 2-core machine
+
+
+def test_the_ad_hoc_form_takes_concurrency_as_text(scripted_server, h, ansible_cli_env):
+    # issue #38: `-a 'concurrency=[1,16]'` was refused with a message suggesting exactly what was typed.
+    events = [{"object": "text_completion", "choices": [{"index": 0, "text": "Hi", "finish_reason": "length"}]}]
+    url, _seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(
+                200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events, "[DONE]")
+            ),
+        }
+    )
+    for text in ("[1,2]", "1,2"):
+        args = f"base_url={url} concurrency={text} duration=0.3 warmup=0 max_tokens=1"
+        out = subprocess.run(
+            ["ansible", "localhost", "-m", "ddtree.sglang.llm_bench", "-a", args],
+            env=ansible_cli_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        result = json.loads(out.stdout.split(" => ", 1)[1])
+        assert result["concurrency"] == [1, 2] and [lv["concurrency"] for lv in result["levels"]] == [1, 2]
