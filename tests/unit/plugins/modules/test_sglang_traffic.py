@@ -3,7 +3,11 @@
 """sglang_traffic against a real Prometheus (Debian's) whose TSDB holds a week of history made with promtool:
 the levels match the history it was fed, the selector must name one unit, and bad options are named."""
 
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils._traffic import TrafficError, window_seconds
@@ -142,3 +146,72 @@ def test_documentation_matches_argument_spec():
         assert all(isinstance(line, str) for line in doc["options"][name]["description"]), name
         assert doc["options"][name]["type"] == sglang_traffic.ARGUMENT_SPEC[name]["type"], name
     assert yaml.safe_load(sglang_traffic.RETURN)["levels"]["sample"] == [1, 9, 22]
+
+
+# --- the role's wiring: ddtree_deploy's baseline stage reads the levels, the gate measures and names them ---------
+
+ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
+PLAY = """
+- hosts: all
+  gather_facts: false
+  vars_files:
+    - {role}/defaults/main.yml
+    - {role}/vars/main.yml
+  module_defaults:
+    ddtree.sglang.sglang_traffic: "{{{{ __ddtree_deploy_prometheus_defaults }}}}"
+  tasks:
+    - name: The baseline stage's task, as baseline.yml runs it
+      ddtree.sglang.sglang_traffic:
+        cap: "{{{{ (__sglang_options | default({{}})).max_running_requests | default(omit) }}}}"
+      register: __ddtree_deploy_traffic
+      when: __ddtree_deploy_traffic_wanted | bool
+    - ansible.builtin.copy:
+        content: "{{{{ {{'levels': levels, 'msg': traffic_msg, 'levels_msg': levels_msg}} | to_json }}}}"
+        dest: "{{{{ playbook_dir }}}}/levels.json"
+      vars:
+        levels: "{{{{ __ddtree_deploy_gate_levels }}}}"
+        traffic_msg: "{{{{ (__ddtree_deploy_traffic | default({{}})).msg | default(none) }}}}"
+        levels_msg: >-
+          {{{{ (bench | ddtree.sglang.sglang_gate_verdict(baseline=bench, traffic=__ddtree_deploy_traffic,
+                                                        levels_given=ddtree_deploy_gate_concurrency)).levels_msg }}}}
+"""
+
+
+def _role_levels(tmp_path, ansible_cli_env, variables):
+    playbook = tmp_path / "traffic.yml"
+    playbook.write_text(PLAY.format(role=ROLE))
+    # What the snapshot saw (a running unit) and one side's llm_bench result at the levels the verdict names.
+    variables = {
+        "ansible_python_interpreter": sys.executable,
+        "__ddtree_deploy_snapshot": {"unit": {"exists": True, "active": True}},
+        "bench": {"concurrency": [1, 9, 22], "levels": [{"concurrency": c} for c in (1, 9, 22)], "greedy": []},
+        **variables,
+    }
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "-i", "ct129,", str(playbook)]
+        + ["--extra-vars", json.dumps(variables)],
+        env=ansible_cli_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads((tmp_path / "levels.json").read_text())
+
+
+def test_the_deploy_gates_at_the_levels_its_hosts_traffic_has_and_says_so(week, tmp_path, ansible_cli_env):
+    server, _fed = week
+    # The role's default selector: instance=~`(ct129|ct129):<sglang_port>`, the instance a scrape gives ct129.
+    found = _role_levels(tmp_path, ansible_cli_env, {"ddtree_deploy_prometheus_url": server.url, "sglang_port": 30000})
+    assert found["levels"] == [1, 9, 22]
+    assert found["levels_msg"] == "your traffic: p50 9, p90 22 running requests over 7 d: levels 1, 9, 22"
+
+
+def test_without_prometheus_or_with_levels_given_the_deploy_says_where_its_levels_came_from(tmp_path, ansible_cli_env):
+    default = _role_levels(tmp_path, ansible_cli_env, {})
+    assert default["levels"] == [1, 16] and default["msg"] is None
+    assert "the default" in default["levels_msg"] and "ddtree_deploy_prometheus_url" in default["levels_msg"]
+    given = _role_levels(tmp_path, ansible_cli_env, {"ddtree_deploy_gate_concurrency": [1, 4]})
+    assert given["levels"] == [1, 4] and given["msg"] is None
