@@ -100,7 +100,7 @@ mix:
       C(ddtree_deploy_load_mix) is not given (docs/deploy.md, "Tune"). null without a busy minute.
   returned: success
   type: dict
-  sample: {1: 0.1443, 9: 0.5052, 22: 0.3505}
+  sample: {"1": 0.1443, "9": 0.5052, "22": 0.3505}
 mix_msg:
   description: The mix in words.
   returned: success

@@ -253,13 +253,18 @@ def _role_selector(**host_vars):
     """ddtree_deploy_prometheus_selector's default, rendered by Ansible's templar as the role renders it."""
     from ansible.parsing.dataloader import DataLoader
     from ansible.plugins.loader import init_plugin_loader
-    from ansible.template import Templar, trust_as_template
+    from ansible.template import Templar
+
+    try:  # ansible-core 2.19's data tagging: a file read here is not trusted as a template
+        from ansible.template import trust_as_template
+    except ImportError:  # before 2.19 (the matrix's 2.16-2.18) every string is a template
+        trust_as_template = str
 
     _plugin_loader(init_plugin_loader)
     loader = DataLoader()
     defaults = loader.load_from_file(str(REPO / "roles" / "ddtree_deploy" / "defaults" / "main.yml"))
     templar = Templar(loader=loader, variables=host_vars)
-    # A role's defaults file is trusted as templates (ansible-core 2.19's data tagging); a file read here is not.
+    # A role's defaults file is trusted as templates, as the role's own defaults are.
     return templar.template(trust_as_template(defaults["ddtree_deploy_prometheus_selector"]))
 
 

@@ -9,7 +9,8 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _router
 WORKER = {"id": "w1", "url": "http://10.0.0.5:30000", "is_healthy": True, "priority": 50, "cost": 1.0}
 
 
-def drained(at, n, worker=WORKER):
+def drained(at, n, worker=True):
+    worker = WORKER if worker is True else worker  # True: the listed worker (a dict default would be shared)
     return {"changed": worker is not None, "worker": worker, "removed_at": at if worker else None,
             "drain": {"source": "metrics", "drained": n, "still_running": 0, "seconds": 1.0}}  # fmt: skip
 
