@@ -168,4 +168,6 @@ def test_the_mix_is_the_operators_else_the_prometheus_history(tmp_path, ansible_
         env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(out.read_text()) == {"mix": mix, "source": source}
+    # ansible-core before 2.19 renders a template's none as '' (the matrix's 2.16-2.18); _deploy_tuning reads
+    # '' as it reads null (weights(), _record's mix_source), so both mean "no mix".
+    assert {k: v or None for k, v in json.loads(out.read_text()).items()} == {"mix": mix, "source": source}
