@@ -17,8 +17,8 @@ fleet, a one-batch run with Ansible's default of 5 forks.
                                       [--gate-levels N ...] [--no-gate]
 
 --one-batch: only the one-batch run of each size (half the time: the figure issue 23 compares).
---no-gate: ddtree_deploy_min_gain null, no gain gate (its measuring is most of a one-host deploy here): what
-the deploy itself costs, issue 23's "one host's own overhead".
+--no-gate: ddtree_deploy_min_gain null and ddtree_deploy_gate_not_worse false, no gate (its measuring is most of a
+one-host deploy here): what the deploy itself costs, issue 23's "one host's own overhead".
 --gate-levels 1: the gate's concurrency levels (ddtree_deploy_gate_concurrency; default: the role's,
 1 and min(16, max_running_requests)). Sixteen simulated hosts share this machine's CPUs, so a gate at
 16 streams per host measures that contention (a host read -10.5 % at 16 streams, spread 49 %, at load
@@ -70,7 +70,8 @@ def timed_deploy(inventory, workdir, tag, size, serial, forks, gate_levels=None,
     if gate_levels:
         settings["ddtree_deploy_gate_concurrency"] = gate_levels
     if not gate:
-        settings["ddtree_deploy_min_gain"] = None
+        # Since issue 33 a null min_gain is still judged "not worse" unless that is turned off too.
+        settings.update(ddtree_deploy_min_gain=None, ddtree_deploy_gate_not_worse=False)
     wall, summary = deploy(inventory, workdir, tag, forks=forks, extra_vars=settings)[1:]
     if summary["counts"] != {"deployed": size}:
         raise SystemExit(f"{tag}: expected all {size} deployed, got {summary['counts']} (see {workdir / tag}.log)")
@@ -104,7 +105,11 @@ def main():
     parser.add_argument(
         "--gate-levels", type=int, nargs="+", help="ddtree_deploy_gate_concurrency (default: the role's)"
     )
-    parser.add_argument("--no-gate", action="store_true", help="ddtree_deploy_min_gain null: no gain gate measuring")
+    parser.add_argument(
+        "--no-gate",
+        action="store_true",
+        help="ddtree_deploy_min_gain null, ddtree_deploy_gate_not_worse false: no gate measuring",
+    )
     args = parser.parse_args()
     gate = {"gate_levels": args.gate_levels, "gate": not args.no_gate}
     rows = []
