@@ -24,7 +24,11 @@ from collections import namedtuple
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe
 
 # The exact query the gpu_facts module runs; the field order is the parser's contract.
-QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap", "driver_version", "uuid")
+# mig.mode.current: "Enabled", "Disabled", or "[N/A]" on a GPU without MIG (nvidia-smi's own words:
+# kubernetes-sigs/dra-driver-nvidia-gpu#852 quotes "GPU-ec84..., Enabled, Enabled"; Syllo/nvtop#470 "[N/A]" on an
+# RTX and "Disabled" on an A100; a real H200's `nvidia-smi -q`, tests/unit/plugins/fixtures/nvidia-smi-h200,
+# "MIG Mode / Current : Disabled").
+QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap", "driver_version", "uuid", "mig.mode.current")
 NVIDIA_SMI_ARGS = (
     "--query-gpu=" + ",".join(QUERY_FIELDS),
     "--format=csv,noheader,nounits",
@@ -197,6 +201,30 @@ class MixedGpuError(GpuError):
     """More than one GPU model on one host: one SGLang server needs one class."""
 
 
+class MigEnabledError(GpuError):
+    """A GPU is split into MIG instances: a class's settings are for a whole GPU."""
+
+
+# A line of nvidia-smi's output that says it could not reach a GPU. nvidia-smi then prints the rows of the GPUs it
+# could reach and exits 0, so the rows are fewer than the host's GPUs. Real texts: "Unable to determine the device
+# handle for GPU0000:65:00.0: Unknown Error" (NVIDIA/nvidia-container-toolkit#69), "... for GPU 0000:0B:00.0:
+# Unknown Error" (NVIDIA/open-gpu-kernel-modules#387), "... for GPU 0000:02:00.0: GPU is lost. Reboot the system
+# to recover this GPU" (JosephKJ/OWOD#81), "Unable to detect the device handle for GPU0000:B1:00.0: Unknown Error"
+# (jamesstringer90/Easy-GPU-PV#276). Any other line naming a GPU by its bus id that is not a WARNING counts too.
+GPU_ERROR_LINE = re.compile(
+    r"unable to (determine|detect) the device handle|gpu is lost|fallen off the bus|unknown error|requires reset",
+    re.IGNORECASE,
+)
+BUS_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{3,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b", re.IGNORECASE)
+
+
+def is_gpu_error_line(line):
+    """Whether a line of nvidia-smi's output (not a GPU row) says a GPU could not be reached."""
+    if GPU_ERROR_LINE.search(line):
+        return True
+    return bool(BUS_ID.search(line)) and not line.lstrip().upper().startswith("WARNING")
+
+
 def known_classes_text():
     """The known classes as one line for error messages: ``id (summary), ...``."""
     return "; ".join(f"{c.id} ({c.summary})" for c in GPU_CLASSES)
@@ -211,7 +239,7 @@ def _how_to_override():
 
 
 # What read_nvidia_smi found: GPU rows, other lines, and values a GPU row could not give.
-NvidiaSmiReading = namedtuple("NvidiaSmiReading", ["gpus", "skipped", "unreported"])
+NvidiaSmiReading = namedtuple("NvidiaSmiReading", ["gpus", "skipped", "unreported", "errors"], defaults=((),))
 
 
 def _int_or_none(value):
@@ -236,6 +264,9 @@ def read_nvidia_smi(output):
     - ``unreported``: one note per value a GPU row has but nvidia-smi could not read (memory
       ``[N/A]``, a compute_cap that is not MAJOR.MINOR); such a value is None in ``gpus``, and
       ``classify_reading`` will not name a class without it.
+    - ``errors``: the lines (of ``skipped``) that say a GPU could not be reached (``is_gpu_error_line``): the
+      rows are then fewer than the GPUs, and the count is unknown.
+    ``mig_mode`` of a GPU is "Enabled", "Disabled", or None (no MIG on that GPU: "[N/A]").
     """
     gpus, skipped, unreported = [], [], []
     for raw_line in output.splitlines():
@@ -247,11 +278,11 @@ def read_nvidia_smi(output):
         if len(fields) < len(QUERY_FIELDS) or index is None:
             skipped.append(line)
             continue
-        # index comes first and the last four fields never contain commas; a name with a comma
+        # index comes first and the last five fields never contain commas; a name with a comma
         # in it (none known, but names are free text) keeps its commas.
         rest = fields[1:]
-        name = ", ".join(rest[: len(rest) - 4])
-        memory, compute_cap, driver_version, uuid = rest[len(rest) - 4 :]
+        name = ", ".join(rest[: len(rest) - 5])
+        memory, compute_cap, driver_version, uuid, mig = rest[len(rest) - 5 :]
         memory_mib = _int_or_none(memory)
         if memory_mib is None:
             unreported.append(f"GPU {index} ({name}) memory.total={memory!r}, not a number")
@@ -269,9 +300,10 @@ def read_nvidia_smi(output):
                 "compute_cap": compute_cap,
                 "driver_version": driver_version,
                 "uuid": uuid,
+                "mig_mode": mig if mig in ("Enabled", "Disabled") else None,
             }
         )
-    return NvidiaSmiReading(gpus, skipped, unreported)
+    return NvidiaSmiReading(gpus, skipped, unreported, [line for line in skipped if is_gpu_error_line(line)])
 
 
 def classify_reading(reading):
@@ -380,6 +412,17 @@ def classify(gpus):
             "lockstep and one setting table per host, so it needs one GPU model. Limit the server to "
             f"one model's GPUs (CUDA_VISIBLE_DEVICES in sglang_env) and set {OVERRIDE_VARIABLE} to that "
             f"model's class. Known classes: {known_classes_text()}."
+        )
+    split = [
+        f"GPU {gpu.get('index', i)} ({gpu['name']})" for i, gpu in enumerate(gpus) if gpu.get("mig_mode") == "Enabled"
+    ]
+    if split:
+        raise MigEnabledError(
+            f"MIG is enabled on {', '.join(split)}: the GPU is split into instances, each with a part of its memory "
+            "and SMs, and a class's settings (memory fraction, CUDA graphs, tensor parallelism over whole GPUs) are "
+            "for a whole GPU. Disable MIG (nvidia-smi -i <index> -mig 0, then reset the GPU or reboot), or, to "
+            f"serve on the instances, set {OVERRIDE_VARIABLE} in the inventory to the class whose settings fit an "
+            f"instance. Known classes: {known_classes_text()}."
         )
     # A gpus fact whose memory or compute capability nvidia-smi could not read (null) is not a
     # bare name: its class cannot be cross-checked, as gpu_facts says (classify_reading).

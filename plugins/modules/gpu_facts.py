@@ -11,7 +11,7 @@ module: gpu_facts
 short_description: Gather the NVIDIA GPUs of a host and the GPU class that selects its SGLang settings
 version_added: 0.1.0
 description:
-  - Runs C(nvidia-smi --query-gpu=index,name,memory.total,compute_cap,driver_version,uuid
+  - Runs C(nvidia-smi --query-gpu=index,name,memory.total,compute_cap,driver_version,uuid,mig.mode.current
     --format=csv,noheader,nounits) and returns the GPUs as facts with typed values.
   - Identifies the GPU class (C(ampere_48g), C(ada_48g), C(hopper_80g), C(hopper_141g), C(blackwell_rtx_96g),
     C(blackwell_dc_180g)) from the GPU name, cross-checked against compute capability and memory. The same table
@@ -26,6 +26,14 @@ description:
   - "Lines of nvidia-smi's output that are not GPU rows (such as C(WARNING: infoROM is corrupted at gpu
     0000:41:00.0), which nvidia-smi prints on standard output before the CSV) are skipped, each with a warning
     and listed in RV(skipped_lines); the GPU rows around them are read."
+  - "A line saying nvidia-smi could not reach a GPU (C(Unable to determine the device handle for GPU0000:41:00.0:
+    Unknown Error), C(... GPU is lost. Reboot the system to recover this GPU), or any other line naming a GPU by its
+    bus id that is not a warning) fails the module, naming the line, whatever O(fail_on_unknown_class) says:
+    nvidia-smi then prints the rows of the GPUs it could reach and exits 0, so the rows are fewer than the host's
+    GPUs and the GPU count is unknown (a unit sized for the rows would be wrong)."
+  - A GPU with MIG enabled (C(mig.mode.current) V(Enabled)) is split into instances, each with a part of its memory,
+    and a class's settings are for a whole GPU. It matches no class, as an unknown GPU does, unless the inventory
+    names the class (C(sglang_gpu_class), with O(fail_on_unknown_class=false)).
   - A value nvidia-smi cannot read in a GPU row (C([N/A]) memory, a compute capability that is not a number)
     is V(null) in the facts and blocks only the class, like an unknown GPU. With O(fail_on_unknown_class=false)
     the module passes with a warning and the inventory's C(sglang_gpu_class) decides.
@@ -69,7 +77,7 @@ options:
     type: int
     default: 30
 notes:
-  - The C(compute_cap) query field needs NVIDIA driver 510 or newer.
+  - The C(compute_cap) query field needs NVIDIA driver 510 or newer (C(mig.mode.current) is older).
 seealso:
   - ref: ddtree.sglang.gpu_class filter <ansible_collections.ddtree.sglang.gpu_class_filter>
     description: The same classification from a GPU name or the C(gpus) fact.
@@ -103,6 +111,7 @@ ansible_facts:
         - One entry per GPU, in nvidia-smi's index order.
         - C(memory_total_mib) (an integer) and C(compute_cap) (a string) are V(null) when nvidia-smi could not
           read them (C([N/A])).
+        - C(mig_mode) is V(Enabled), V(Disabled), or V(null) for a GPU without MIG (nvidia-smi's C([N/A])).
       type: list
       elements: dict
       returned: success
@@ -113,12 +122,14 @@ ansible_facts:
           compute_cap: "8.6"
           driver_version: 550.127.05
           uuid: GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01
+          mig_mode: null
         - index: 1
           name: NVIDIA RTX A6000
           memory_total_mib: 49140
           compute_cap: "8.6"
           driver_version: 550.127.05
           uuid: GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02
+          mig_mode: null
     gpu_count:
       description: Number of GPUs.
       type: int
@@ -139,6 +150,13 @@ skipped_lines:
   elements: str
   returned: when nvidia-smi ran and exited with 0
   sample: ["WARNING: infoROM is corrupted at gpu 0000:41:00.0"]
+gpu_errors:
+  description: The lines of nvidia-smi's output that say a GPU could not be reached; when there is one, the module
+    fails and returns no facts (the GPU count is unknown).
+  type: list
+  elements: str
+  returned: when nvidia-smi ran and exited with 0
+  sample: ["Unable to determine the device handle for GPU0000:41:00.0: Unknown Error"]
 nvidia_smi_path:
   description: The nvidia-smi that was run.
   type: str
@@ -153,7 +171,7 @@ stdout:
   description: What nvidia-smi printed on standard output.
   type: str
   returned: when nvidia-smi ran
-  sample: "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01"
+  sample: "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01, [N/A]"
 stderr:
   description: What nvidia-smi printed on standard error.
   type: str
@@ -226,6 +244,18 @@ class GpuFacts:
             )
         return found
 
+    def _fail_lost(self, result, reading):
+        """nvidia-smi could not reach a GPU: the count is unknown, never the smaller count of the rows."""
+        lines = "; ".join(repr(line) for line in reading.errors)
+        result["msg"] = (
+            f"nvidia-smi could not reach every GPU: {lines}. It printed {len(reading.gpus)} GPU row(s) and exited 0, "
+            "so the host's GPU count is unknown (a unit sized for the rows would use the wrong tensor parallelism). "
+            "A GPU whose device handle nvidia-smi cannot get has usually fallen off the bus or needs a reset: check "
+            "'dmesg | grep -i -e nvrm -e xid' and 'lspci | grep -i nvidia', then reset the GPU (nvidia-smi -r -i "
+            "<index>) or reboot the host."
+        )
+        self.module.fail_json(**result)
+
     def run(self):
         path = self.find_nvidia_smi()
         try:
@@ -248,6 +278,9 @@ class GpuFacts:
         reading = read_nvidia_smi(out)
         gpus = reading.gpus
         result["skipped_lines"] = reading.skipped
+        result["gpu_errors"] = list(reading.errors)
+        if reading.errors:
+            self._fail_lost(result, reading)
         for line in reading.skipped:
             self.module.warn(f"Skipped a line of nvidia-smi's output that is not a GPU row: {line!r}")
         try:

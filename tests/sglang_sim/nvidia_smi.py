@@ -68,7 +68,11 @@ FIELDS = {
     "power.limit": "W",
     "persistence_mode": None,
     "pstate": None,
+    "mig.mode.current": None,
 }
+# Models with MIG (their mig.mode.current reads "Disabled" until it is enabled; the others "[N/A]", as a real
+# nvidia-smi prints for an RTX: Syllo/nvtop#470).
+MIG_MODELS = ("h100", "h200", "b200", "rtx_pro_6000_bw")
 ALIASES = {"gpu_name": "name", "gpu_uuid": "uuid", "gpu_bus_id": "pci.bus_id", "compute_capability": "compute_cap"}
 
 
@@ -114,6 +118,7 @@ def load_gpus():
                 "power.limit": "{:.2f}".format(float(e.get("power_limit_w", power))),
                 "persistence_mode": "Enabled",
                 "pstate": "P8",
+                "mig.mode.current": e.get("mig_mode", "Disabled" if e.get("model") in MIG_MODELS else "[N/A]"),
             }
         )
     return gpus, driver

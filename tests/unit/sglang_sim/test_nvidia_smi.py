@@ -98,3 +98,11 @@ def test_compute_apps_empty_and_bare_table(tmp_path):
     assert p.returncode == 0 and p.stdout == ""
     p = smi(tmp_path, {"preset": "h100x8"})
     assert p.returncode == 0 and "NVIDIA H100 80GB HBM3" in p.stdout and "No running processes found" in p.stdout
+
+
+def test_mig_mode_is_disabled_on_gpus_with_mig_and_na_on_the_others(tmp_path):
+    q = ("--query-gpu=index,mig.mode.current", "--format=csv,noheader,nounits")
+    assert smi(tmp_path, {"preset": "h100x8"}, *q).stdout.splitlines()[0] == "0, Disabled"
+    assert smi(tmp_path, {"preset": "rtx_a6000x2"}, *q).stdout.splitlines()[0] == "0, [N/A]"
+    cfg = {"gpus": [{"model": "h100", "mig_mode": "Enabled"}]}
+    assert smi(tmp_path, cfg, *q).stdout == "0, Enabled\n"

@@ -4,6 +4,7 @@
 
 import json
 import os
+import re
 import stat
 import sys
 import time
@@ -18,8 +19,8 @@ REPO = Path(__file__).resolve().parents[4]
 SIM = REPO / "tests" / "sglang_sim" / "nvidia_smi.py"
 
 A6000X2 = (
-    "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01\n"
-    "1, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02\n"
+    "0, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-5a1c8f0e-2b7d-4c3e-9f10-6d2a8b4e1c01, [N/A]\n"
+    "1, NVIDIA RTX A6000, 49140, 8.6, 550.127.05, GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02, [N/A]\n"
 )
 NO_DRIVER = (
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
@@ -62,6 +63,7 @@ def test_facts_of_a_ct129_class_host(tmp_path, check_mode):
         "compute_cap": "8.6",
         "driver_version": "550.127.05",
         "uuid": "GPU-9e3b2d1a-7c6f-4a58-b0e2-3f1d5c7a9b02",
+        "mig_mode": None,
     }
     # the documented query, exactly
     assert (tmp_path / "args").read_text() == " ".join(_gpu.NVIDIA_SMI_ARGS)
@@ -127,8 +129,11 @@ def test_output_without_gpu_rows_fails_quoting_the_lines(tmp_path):
     assert result["skipped_lines"] == ["index, name", "0, NVIDIA RTX A6000"]
 
 
-# A real H200's answer to gpu_facts' query (driver 580.159.04), as nvidia-smi printed it; see the README beside it.
-H200_CSV = (REPO / "tests/unit/plugins/fixtures/nvidia-smi-h200/query-gpu.csv").read_text()
+# A real H200's answer (driver 580.159.04), as nvidia-smi printed it; see the README beside it. The row was taken
+# before gpu_facts asked for mig.mode.current: its MIG mode is the one the same H200's `nvidia-smi -q` printed.
+H200_DIR = REPO / "tests/unit/plugins/fixtures/nvidia-smi-h200"
+H200_MIG = re.search(r"MIG Mode\s+Current\s+: (\w+)", (H200_DIR / "nvidia-smi-q.txt").read_text()).group(1)
+H200_CSV = (H200_DIR / "query-gpu.csv").read_text().rstrip("\n") + f", {H200_MIG}\n"
 INFOROM = "WARNING: infoROM is corrupted at gpu 0000:41:00.0"
 
 
@@ -175,8 +180,8 @@ def test_unreadable_memory_blocks_only_the_class(tmp_path, module_warnings):
 @pytest.mark.parametrize(
     ("stdout", "expected"),
     [
-        ("0, NVIDIA GeForce RTX 4090, 24564, 8.9, 550.1, GPU-x\n", "Unknown GPU 'NVIDIA GeForce RTX 4090'"),
-        (A6000X2 + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y\n", "mixes GPU models"),
+        ("0, NVIDIA GeForce RTX 4090, 24564, 8.9, 550.1, GPU-x, [N/A]\n", "Unknown GPU 'NVIDIA GeForce RTX 4090'"),
+        (A6000X2 + "2, NVIDIA L40S, 46068, 8.9, 550.1, GPU-y, [N/A]\n", "mixes GPU models"),
         ("", "No GPU to classify"),
     ],
 )
@@ -267,3 +272,36 @@ def test_nvidia_smi_that_never_returns_fails_within_the_timeout_naming_it(tmp_pa
 def test_timeout_below_one_second_is_refused():
     ok, result = run({"timeout": 0})
     assert not ok and result["msg"] == "timeout must be at least 1 second, got 0"
+
+
+# --- MIG and a GPU nvidia-smi could not reach (issue #38, item 4) -----------------------------------------------
+
+LOST = "Unable to determine the device handle for GPU0000:41:00.0: Unknown Error"
+
+
+@pytest.mark.parametrize("fail_on_unknown_class", [True, False])
+def test_a_gpu_nvidia_smi_could_not_reach_makes_the_count_unknown(tmp_path, fail_on_unknown_class):
+    # issue #38: one of two A6000s lost, nvidia-smi exits 0; before, one ampere_48g GPU and a "skipped line" warning
+    script = fake_nvidia_smi(tmp_path, A6000X2.splitlines()[0] + "\n" + LOST + "\n")
+    ok, result = run({"nvidia_smi_path": str(script), "fail_on_unknown_class": fail_on_unknown_class})
+    assert not ok and "ansible_facts" not in result
+    assert result["msg"].startswith(f"nvidia-smi could not reach every GPU: {LOST!r}. It printed 1 GPU row(s)")
+    assert "the host's GPU count is unknown" in result["msg"] and "reboot the host" in result["msg"]
+    assert result["gpu_errors"] == [LOST]
+
+
+def test_a_mig_enabled_gpu_has_no_class_unless_the_inventory_names_it(tmp_path, module_warnings):
+    script = fake_nvidia_smi(tmp_path, H200_CSV.replace(f", {H200_MIG}", ", Enabled"))
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert not ok and result["msg"].startswith("MIG is enabled on GPU 0 (NVIDIA H200)")
+    ok, result = run({"nvidia_smi_path": str(script), "fail_on_unknown_class": False})
+    assert ok, result
+    facts = result["ansible_facts"]
+    assert facts["gpu_class"] is None and facts["gpu_count"] == 1 and facts["gpus"][0]["mig_mode"] == "Enabled"
+    assert any("MIG is enabled on GPU 0" in w for w in module_warnings)
+
+
+def test_the_real_h200s_mig_mode_is_disabled(tmp_path):
+    script = fake_nvidia_smi(tmp_path, H200_CSV)
+    ok, result = run({"nvidia_smi_path": str(script)})
+    assert ok and H200_MIG == "Disabled" and result["ansible_facts"]["gpus"][0]["mig_mode"] == "Disabled"
