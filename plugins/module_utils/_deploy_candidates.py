@@ -12,6 +12,7 @@ Everything is checked on the controller before the host is touched. Standard lib
 
 from __future__ import absolute_import, annotations, division, print_function
 
+import json
 from collections.abc import Mapping
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning as _tuning
@@ -33,6 +34,46 @@ def ordinal(n):
 def default_name(profile, variants):
     """ddtree, ddtree+nograph, ddtree+small+nograph."""
     return "+".join([str(profile)] + [str(v) for v in variants or []])
+
+
+def configuration(candidate, profiles, variant_table):
+    """The options a candidate renders on top of what every candidate of the host shares (the class's): its
+    profile's, then its variants' in order, then its extra_args, a null removing an option (the
+    sglang_server_options filter's layers). As sorted JSON, so two candidates compare; by names alone when the
+    tables are not given."""
+    profile = profiles.get(candidate["profile"]) if isinstance(profiles, Mapping) else None
+    if not isinstance(variant_table, Mapping) or not isinstance(profile, Mapping):
+        return json.dumps([candidate["profile"], candidate["variants"], candidate["extra_args"]], sort_keys=True)
+    options = {}
+    layers = [profile] + [variant_table.get(v) or {} for v in candidate["variants"]]
+    for layer in layers:
+        for field, entry in (layer.get("options") or {}).items():
+            value = entry.get("value") if isinstance(entry, Mapping) else entry
+            options[field] = value
+    options.update(candidate["extra_args"])
+    rendered = {field: value for field, value in options.items() if value is not None}
+    return json.dumps([candidate["profile"], rendered], sort_keys=True, default=str)
+
+
+def _duplicates(out, where_of, profiles, variant_table):
+    """A candidate that renders the configuration of an earlier one: refused naming both (each costs a model load,
+    and a tune would compare a unit with itself)."""
+    problems = []
+    first = {}
+    for index, candidate in enumerate(out):
+        key = configuration(candidate, profiles, variant_table)
+        if key in first:
+            earlier = out[first[key]]
+            problems.append(
+                f"{where_of(index)}: {candidate['name']!r} renders the same configuration as {where_of(first[key])} "
+                f"{earlier['name']!r} (profile {candidate['profile']}, variants {candidate['variants']}, extra_args "
+                f"{candidate['extra_args']} against variants {earlier['variants']}, extra_args "
+                f"{earlier['extra_args']}): each candidate costs a model load, and this one would measure the same "
+                "unit again. Remove one, or make them differ."
+            )
+        else:
+            first[key] = index
+    return problems
 
 
 def _one(entry, where, profiles, variant_table):
@@ -102,8 +143,8 @@ def expand(
     ddtree_deploy_candidate_list (a name of ``lists``, e.g. ladder_ampere); profiles, variant_table: the
     sglang role's tables (their names are what may be used); mode: ddtree_deploy_mode; min_gain: a tune
     compares gains, which only the gain gate measures; fallback: ddtree_deploy_fallback_profile."""
-    profiles = list(profiles or [])
-    variant_table = list(variant_table or [])
+    tables = (profiles, variant_table)  # with their options: a duplicate is found by what it renders
+    profiles, variant_table = list(profiles or []), list(variant_table or [])
     lists = lists if isinstance(lists, Mapping) else {}
     problems = []
     if fallback is not None and profiles and fallback not in profiles:
@@ -160,6 +201,7 @@ def expand(
             )
         seen.add(candidate["name"])
         out.append(candidate)
+    problems.extend([] if problems else _duplicates(out, lambda i: f"{label}[{i}]", *tables))
     for index, candidate in enumerate(out):
         candidate.update(index=index + 1, of=len(out))
     return {"candidates": out if not problems else [], "errors": problems, "source": source}

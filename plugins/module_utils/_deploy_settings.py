@@ -282,6 +282,9 @@ def errors(settings):
     problems.extend(
         mix_level_errors(settings.get("ddtree_deploy_load_mix"), settings.get("ddtree_deploy_gate_concurrency"))
     )
+    problems.extend(
+        min_gain_level_errors(settings.get("ddtree_deploy_min_gain"), settings.get("ddtree_deploy_gate_concurrency"))
+    )
     # A bake shorter than its interval would take no measurement.
     bake, interval = _whole(settings.get("ddtree_deploy_bake_s")), _whole(settings.get("ddtree_deploy_bake_interval"))
     if bake and interval and interval > bake:
@@ -290,6 +293,27 @@ def errors(settings):
             "the bake would take no measurement."
         )
     return problems
+
+
+def min_gain_level_errors(min_gain, gate_levels):
+    """A min_gain mapping's level the gate does not measure: its gain is ignored, and the levels measured are gated
+    by nothing the operator wrote (issue 38: {1: 0.1, 32: 0.0} with levels [1, 16]). ``gate_levels``:
+    ddtree_deploy_gate_concurrency (None: the default levels, known only at the gate)."""
+    if not isinstance(min_gain, Mapping) or not _min_gain(min_gain) or not _levels(gate_levels) or not gate_levels:
+        return []
+    measured = {int(level) for level in gate_levels}
+    missing = sorted(int(level) for level in min_gain if int(level) not in measured)
+    if not missing:
+        return []
+    unnamed = sorted(measured - {int(level) for level in min_gain})
+    return [
+        f"ddtree_deploy_min_gain names concurrency {', '.join(map(str, missing))}, which "
+        f"ddtree_deploy_gate_concurrency ({', '.join(str(v) for v in gate_levels)}) does not measure: its gain would "
+        "be ignored"
+        + (f", and concurrency {', '.join(map(str, unnamed))} would be gated by nothing you wrote" if unnamed else "")
+        + ". Give ddtree_deploy_min_gain the levels the gate measures, or add those levels to "
+        "ddtree_deploy_gate_concurrency."
+    ]
 
 
 def _prometheus_auth_errors(settings):

@@ -11,8 +11,17 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_candi
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
 
 ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
-PROFILES = {"nextn": {}, "dflash": {"draft_model": True}, "ddtree": {"draft_model": True}}
-VARIANTS = {"small": {}, "nograph": {}, "balanced": {}}
+# The sglang role's tables in their shape (options: {field: {value}}), small: what renders each apart.
+PROFILES = {
+    "nextn": {"options": {"speculative_algorithm": {"value": "NEXTN"}}},
+    "dflash": {"draft_model": True, "options": {"speculative_algorithm": {"value": "DFLASH"}}},
+    "ddtree": {"draft_model": True, "options": {"speculative_algorithm": {"value": "DDTREE"}}},
+}
+VARIANTS = {
+    "small": {"options": {"context_length": {"value": 32768}, "cuda_graph_max_bs_decode": {"value": 4}}},
+    "nograph": {"options": {"disable_cuda_graph": {"value": True}, "cuda_graph_max_bs_decode": {"value": None}}},
+    "balanced": {"options": {"mem_fraction_static": {"value": 0.85}}},
+}
 
 
 def expand(candidates=None, **kw):
@@ -81,6 +90,45 @@ def test_a_named_list_is_used_over_the_candidates_and_a_missing_one_is_refused()
     )
     both = expand([{"profile": "dflash"}], named="ladder", lists=lists)
     assert both["errors"] == [] and [c["name"] for c in both["candidates"]] == ["ddtree", "ddtree+nograph"]
+
+
+def test_two_candidates_that_render_one_configuration_are_refused_naming_both():
+    # issue #38: each costs a model load, and a tune would compare a unit with itself
+    out = expand(
+        [
+            {"profile": "ddtree", "variants": ["small", "nograph"]},
+            {"name": "again", "profile": "ddtree", "variants": ["nograph", "small", "nograph"]},
+        ]
+    )
+    assert out["candidates"] == [] and len(out["errors"]) == 1
+    assert out["errors"][0].startswith(
+        "ddtree_deploy_candidates[1]: 'again' renders the same configuration as ddtree_deploy_candidates[0] "
+        "'ddtree+small+nograph' (profile ddtree, variants ['nograph', 'small', 'nograph']"
+    )
+    assert "Remove one, or make them differ." in out["errors"][0]
+    # extra_args that restate a variant's value, or a variant's null that removes nothing, render the same unit
+    same = expand(
+        [
+            {"profile": "ddtree", "variants": ["balanced"]},
+            {"profile": "ddtree", "extra_args": {"mem_fraction_static": 0.85}},
+        ]
+    )
+    assert same["candidates"] == [] and "renders the same configuration as" in same["errors"][0]
+
+
+def test_candidates_that_render_apart_are_kept_even_with_the_same_variants_in_another_order():
+    # The variants' order is the layers' order: small's cuda_graph_max_bs_decode 4 then nograph's null removes it;
+    # the other way round it stays. The units differ (a table's fact, shown so), so both are tried.
+    out = expand(
+        [
+            {"profile": "ddtree", "variants": ["small", "nograph"]},
+            {"name": "other-order", "profile": "ddtree", "variants": ["nograph", "small"]},
+            {"profile": "dflash", "variants": ["small", "nograph"]},
+        ]
+    )
+    assert out["errors"] == [] and len(out["candidates"]) == 3
+    render = [dc.configuration(c, PROFILES, VARIANTS) for c in out["candidates"]]
+    assert '"cuda_graph_max_bs_decode": 4' in render[1] and "cuda_graph_max_bs_decode" not in render[0]
 
 
 def test_a_tune_needs_the_gain_gate_and_a_known_mode_and_fallback():

@@ -265,3 +265,20 @@ def test_a_mix_within_the_gate_levels_or_with_the_default_levels_passes():
     assert errors({"ddtree_deploy_load_mix": {1: 0.9, 16: 0.1}, "ddtree_deploy_gate_concurrency": [1, 4, 16]}) == []
     assert errors({"ddtree_deploy_load_mix": {1: 1, 16: 0}, "ddtree_deploy_gate_concurrency": [1]}) == []
     assert errors({"ddtree_deploy_load_mix": {1: 0.9, 16: 0.1}, "ddtree_deploy_gate_concurrency": None}) == []
+
+
+def test_a_min_gain_level_the_gate_does_not_measure_is_refused_naming_the_level_left_ungated():
+    # issue #38: {1: 0.1, 32: 0.0} with levels [1, 16]: the 32 was ignored and 16 gated by nothing written
+    (found,) = errors({"ddtree_deploy_min_gain": {1: 0.1, 32: 0.0}, "ddtree_deploy_gate_concurrency": [1, 16]})
+    assert found == (
+        "ddtree_deploy_min_gain names concurrency 32, which ddtree_deploy_gate_concurrency (1, 16) does not measure: "
+        "its gain would be ignored, and concurrency 16 would be gated by nothing you wrote. Give "
+        "ddtree_deploy_min_gain the levels the gate measures, or add those levels to ddtree_deploy_gate_concurrency."
+    )
+
+
+def test_min_gain_at_the_gate_levels_one_number_or_the_default_levels_passes():
+    assert errors({"ddtree_deploy_min_gain": {1: 0.1, 16: 0.0}, "ddtree_deploy_gate_concurrency": [1, 16]}) == []
+    assert errors({"ddtree_deploy_min_gain": {"16": 0.0}, "ddtree_deploy_gate_concurrency": [1, 16]}) == []
+    assert errors({"ddtree_deploy_min_gain": 0.1, "ddtree_deploy_gate_concurrency": [1, 16]}) == []
+    assert errors({"ddtree_deploy_min_gain": {1: 0.1, 32: 0.0}, "ddtree_deploy_gate_concurrency": None}) == []
