@@ -93,7 +93,7 @@ def source_verdict(sequence):
         args = {"url": server.url, "interval": 0.2, "count": len(sequence), "once": len(sequence), "gate": GATE}
         args["checks"] = CHECKS
         asyncio.run(SOURCE["main"](queue, args))
-    events = [queue.get_nowait()["sglang_metrics"] for _ in range(queue.qsize())]
+    events = [queue.get_nowait()["sglang_metrics"] for _event in range(queue.qsize())]
     statuses = [e["status"] for e in events]
     for i, event in enumerate(events):
         if event["verdict"] != "running":

@@ -47,7 +47,7 @@ def test_a_bake_through_prometheus_reaches_the_direct_bakes_verdict(sglang_sim, 
     target = f"127.0.0.1:{sim.port}"
     prom = prometheus(scrape=[prometheus.Job("sglang", [target], {"host": "sim129"})], interval=0.5)
     stop = threading.Event()
-    clients = [threading.Thread(target=traffic, args=(sim.base_url, stop), daemon=True) for _ in range(2)]
+    clients = [threading.Thread(target=traffic, args=(sim.base_url, stop), daemon=True) for _client in range(2)]
     for client in clients:
         client.start()
     try:
