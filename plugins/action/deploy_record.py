@@ -10,10 +10,11 @@ host round trip. The record and what it means are plugins/module_utils/_deploy_r
 from __future__ import absolute_import, division, print_function
 
 import grp
+import os
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
-from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record, _run_record
 
 FACT = "ddtree_deploy_record"
 OPTIONS = {
@@ -22,6 +23,9 @@ OPTIONS = {
     "file",
     "file_mode",
     "file_group",
+    "kind",
+    "undid",
+    "run",
     "result",
     "at",
     "not_before_stage",
@@ -60,13 +64,16 @@ class ActionModule(ActionBase):
         if args.get("result") is not None and not isinstance(args["result"], dict):
             raise AnsibleActionFail("deploy_record: result must be a mapping")
         start = args.get("start")
-        record = _deploy_record.new_record(start) if start else (task_vars or {}).get(FACT)
+        record = self._start(start, args.get("kind") or "deploy") if start else (task_vars or {}).get(FACT)
         if not isinstance(record, dict):
             raise AnsibleActionFail(
                 "deploy_record: no record to append to; the first event of a run gives start: <run id>"
             )
         try:
-            if result_of is not None:
+            if record.get("kind", "deploy") != "deploy":
+                record = _run_record.append(record, event, self._run_result(args))
+                appended = record["events"][-1]
+            elif result_of is not None:
                 record = _deploy_record.set_result(record, str(result_of), args.get("result"))
                 appended = next(e for e in reversed(record["events"]) if e["event"] == result_of)
             else:
@@ -109,6 +116,23 @@ class ActionModule(ActionBase):
         )
 
     @staticmethod
+    def _start(run_id, kind):
+        try:
+            return _deploy_record.new_record(run_id) if kind == "deploy" else _run_record.new_record(run_id, kind)
+        except _deploy_record.DeployRecordError as exc:
+            raise AnsibleActionFail(f"deploy_record: {exc}") from None
+
+    @staticmethod
+    def _run_result(args):
+        """A rollback's or a promotion's event: its result; with undid (the store's in-progress mark), the
+        interrupted deploy, read from the record that run left beside this run's (_run_record.interrupted)."""
+        if "undid" not in args:
+            return args.get("result")
+        mark = args["undid"] if isinstance(args["undid"], dict) else None
+        path = _run_record.record_path(str(args["file"]), mark["run_id"]) if args.get("file") and mark else None
+        return dict(args.get("result") or {}, undid=_run_record.interrupted(mark, path))
+
+    @staticmethod
     def _write(record, args):
         """The record on the controller at every event (file: the report directory's <host>.record.json),
         so a controller killed mid-deploy leaves the course of the run behind."""
@@ -119,6 +143,16 @@ class ActionModule(ActionBase):
             mode = args.get("file_mode") or "0600"
             mode = mode if isinstance(mode, int) else int(str(mode), 8)
             gid = grp.getgrnam(args["file_group"]).gr_gid if args.get("file_group") else None
+            directory = os.path.dirname(str(path))
+            if not os.path.isdir(directory):
+                # The report directory, as the report files' modes allow (0600 -> 0700, 0640 -> 0750).
+                os.makedirs(directory, mode=mode | (mode & 0o444) >> 2, exist_ok=True)
+                if gid is not None:
+                    os.chown(directory, -1, gid)
             _deploy_record.write(record, str(path), mode=mode, gid=gid)
+            if record.get("kind", "deploy") != "deploy":
+                # A rollback's or a promotion's report beside its record (<host>.<kind>.json), at every event.
+                report = _run_record.report(record, args.get("run") or {})
+                _deploy_record.write(report, str(path)[: -len(".record.json")] + ".json", mode=mode, gid=gid)
         except (OSError, KeyError, ValueError) as exc:
             raise AnsibleActionFail(f"deploy_record: cannot write the record to {path}: {exc}") from None

@@ -56,7 +56,7 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record, _run_record  # noqa: E402
 
 
 def deploy_report(record, run, probes=None, baseline=None, gate_new=None, verdict=None, bake=None, bake_baseline=None):
@@ -72,6 +72,9 @@ def deploy_report(record, run, probes=None, baseline=None, gate_new=None, verdic
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError(f"deploy_report: {name} must be a mapping")
     try:
+        if (record or {}).get("kind", "deploy") != "deploy":
+            # rollback.yml's and promote.yml's records: their own report (_run_record.report).
+            return _run_record.report(record, run)
         return _deploy_record.report(
             record or {},
             run,

@@ -65,6 +65,23 @@ options:
   file_group:
     description: The written record's group (the report directory's, C(ddtree_deploy_report_group)).
     type: str
+  kind:
+    description:
+      - With O(start), the kind of record - C(deploy), or C(rollback) and C(promote) for the playbooks of those names,
+        whose events are C(plugins/module_utils/_run_record.py)'s (C(KINDS)). Their report, C(<host>.<kind>.json),
+        is written beside the record (O(file)) at every event.
+    type: str
+    choices: [deploy, rollback, promote]
+    default: deploy
+  undid:
+    description:
+      - With a rollback's first event, the store's C(in_progress) mark (run id, profile) of the deploy it undoes, or
+        null. The event's result then names that run and the last stage its record (beside this run's, in the
+        report directory) reached.
+    type: dict
+  run:
+    description: What a rollback's or a promotion's report says of the host - C(host), C(service), C(store).
+    type: dict
   at:
     description: When the event happened, in seconds since the epoch, if not now (e.g. the sglang role's restart).
     type: float
@@ -157,6 +174,9 @@ def main():
             file=dict(type="path"),
             file_mode=dict(type="raw", default="0600"),
             file_group=dict(type="str"),
+            kind=dict(type="str", choices=["deploy", "rollback", "promote"], default="deploy"),
+            undid=dict(type="dict"),
+            run=dict(type="dict"),
             at=dict(type="float"),
             not_before_stage=dict(type="bool", default=False),
             start=dict(type="str"),
