@@ -732,38 +732,25 @@ def bake_report(run, bake=None, bake_baseline=None):
     return out
 
 
-def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None, bake=None, bake_baseline=None):
-    """The host report's data (host_report.json): the run's settings (run), the course from the record,
-    the probes (probes[new], probes[restored]: probe_service.yml's), both sides of the gate and its verdict.
-
-    run: host, run_id, service, profile, profile_variants, check_mode, gpu_class, gpu_count, promote,
-    previous_algorithm, min_gain, gate_prompts (ids), gate_concurrency, gate_repeats, equivalence_tokens,
-    gate_without_baseline,
-    snapshot (the store, or None), journal (its path, or None when no journal was saved)."""
-    course = summary(
-        record, profile=run.get("profile", ""), journal=run.get("journal") or "", check_mode=run.get("check_mode")
-    )
+def _reached(record, probes, gate_new, verdict, bake):
+    """The facts behind probes, gate and bake, kept only for the steps the last candidate reached (the facts
+    may still be an earlier candidate's)."""
     tried = attempts(record)
     if tried:
-        # The facts behind probes, gate and bake are the last candidate's only for the steps it reached.
         reached = {e["event"] for e in tried[-1]["events"] if e["event"] in _BY_NAME}
         probes = probes if "probe" in reached else dict(probes or {}, new=None)
         if "equivalence" not in reached:
             gate_new, verdict = None, None
         bake = bake if "bake" in reached else None
-    failure = course["failure"] or {}
-    probes = probes or {}
-    new = probes.get("new") or {}
-    lines = {r["item"]: _probe_line(r) for r in new.get("results", []) if not r.get("skipped")}
-    lines.update({api: _not_tried(reason) for api, reason in (new.get("not_tried") or {}).items()})
-    restored = [r for r in (probes.get("restored") or {}).get("results", []) if not r.get("skipped")]
-    base = baseline or {}
-    verdict = verdict or {}
-    restore = course["restore"] or {}
-    deployed = course["outcome"] in ("deployed", "unchanged")
+    return probes or {}, gate_new, verdict or {}, bake
+
+
+def _course_part(record, run, course):
+    """Who and what: the host, the run, the candidate shown (the one kept, else the last tried), the outcome
+    with its failure (step, task, cause, fix, the server's line)."""
     tried = course["candidates"]
-    # The candidate the host serves (kept), else the last one tried; the run's profile without candidates.
     shown = next((a for a in tried if a["index"] == course["kept"]), tried[-1] if tried else None)
+    failure = course["failure"] or {}
     return {
         "host": run.get("host"),
         "run_id": record.get("run_id"),
@@ -787,10 +774,16 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
         "fix": failure.get("fix") or None,
         "server_said": failure.get("said") or None,
         # Whether the deployed unit is the host's last-known-good; null when nothing was deployed.
-        "promoted": bool(run.get("promote")) if deployed else None,
+        "promoted": bool(run.get("promote")) if course["outcome"] in ("deployed", "unchanged") else None,
         "previous_algorithm": run.get("previous_algorithm"),
-        # The gate's sweep of the service before the switch: tokens_per_second and ttft_s (median first token)
-        # at its first level (one stream by default); every level is in gate.baseline.levels.
+    }
+
+
+def _gate_part(run, base, gate_new, verdict):
+    """Both sides of the gate, its verdict, and the equivalence check with both texts of every prompt that
+    differed. base: the gate's sweep of the service before the switch (tokens_per_second and ttft_s at its
+    first level, one stream by default; every level is in gate.baseline.levels)."""
+    return {
         "baseline": {
             "measured": bool(base.get("measured", False)),
             "failed": "measured" in base and not base["measured"],
@@ -800,14 +793,11 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
             "ttft_s": base.get("ttft_s"),
             "accept_length": None,
         },
-        "new": lines,
-        # The gain at the first level (one stream by default), and at every level of the gate's sweep:
+        # The gain at the first level, and at every level of the gate's sweep:
         # {concurrency, before, new, gain, required, ok, noise, within_noise}.
         "gain": verdict.get("gain"),
         "gains": verdict.get("gains") or [],
         "min_gain": run.get("min_gain"),
-        # Both sides of the gate, its verdict, and the equivalence check with both texts of every prompt
-        # that differed.
         "gate": {
             "prompts": list(run.get("gate_prompts") or []) if base else [],
             "concurrency": list(run.get("gate_concurrency") or []) if base else [],
@@ -822,9 +812,18 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
         },
         "equivalence": verdict.get("equivalence")
         or {"tokens": run.get("equivalence_tokens"), "ok": None, "mismatches": [], "msg": "not run"},
-        # Seconds from the old unit stopped to a service answering again, and its parts.
-        "downtime_s": course["downtime_s"],
-        "downtime": course["downtime"],
+    }
+
+
+def _probes_part(course, probes):
+    """The new service's probe, API by API (and those not tried), and the restored service's."""
+    new = probes.get("new") or {}
+    lines = {r["item"]: _probe_line(r) for r in new.get("results", []) if not r.get("skipped")}
+    lines.update({api: _not_tried(reason) for api, reason in (new.get("not_tried") or {}).items()})
+    restored = [r for r in (probes.get("restored") or {}).get("results", []) if not r.get("skipped")]
+    restore = course["restore"] or {}
+    return {
+        "new": lines,
         "restored": {
             "verified": bool(restored) and not any(r.get("failed") for r in restored),
             "tokens_per_second": restored[0].get("tokens_per_second") if restored else None,
@@ -833,14 +832,41 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
             # systemd's view of the restored unit when its verification could not run.
             "systemd_state": restore.get("systemd_state") if course["outcome"] != "rolled_back" else None,
         },
-        # The bake after the gate (docs/bake.md): settings, the baseline's metrics, every measurement.
-        "bake": bake_report(run, bake, bake_baseline),
-        # Every candidate tried, in order: its outcome, failing step, cause, fix, figures and timings.
-        "candidates": tried,
-        "production_concurrency": max(run.get("gate_concurrency") or [0]) or None,
-        "timings": course["timings"],
-        "snapshot": run.get("snapshot"),
-        "journal": run.get("journal_saved"),
-        # The run's course as it happened: every event of the record, each with its time and result.
-        "events": list(record.get("events", [])),
     }
+
+
+def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None, bake=None, bake_baseline=None):
+    """The host report's data (host_report.json): the run's settings (run), the course from the record,
+    the probes (probes[new], probes[restored]: probe_service.yml's), both sides of the gate and its verdict.
+
+    run: host, run_id, service, profile, profile_variants, check_mode, gpu_class, gpu_count, promote,
+    previous_algorithm, min_gain, gate_prompts (ids), gate_concurrency, gate_repeats, equivalence_tokens,
+    gate_without_baseline,
+    snapshot (the store, or None), journal (its path, or None when no journal was saved)."""
+    course = summary(
+        record, profile=run.get("profile", ""), journal=run.get("journal") or "", check_mode=run.get("check_mode")
+    )
+    probes, gate_new, verdict, bake = _reached(record, probes, gate_new, verdict, bake)
+    out = _course_part(record, run, course)
+    out.update(_gate_part(run, baseline or {}, gate_new, verdict))
+    out.update(_probes_part(course, probes))
+    out.update(
+        {
+            # Seconds from the old unit stopped to a service answering again, and its parts.
+            "downtime_s": course["downtime_s"],
+            "downtime": course["downtime"],
+            # The bake after the gate (docs/bake.md): settings, the baseline's metrics, every measurement.
+            "bake": bake_report(run, bake, bake_baseline),
+            # Every candidate tried, in order: its outcome, failing step, cause, fix, figures and timings.
+            "candidates": course["candidates"],
+            "production_concurrency": max(run.get("gate_concurrency") or [0]) or None,
+            "timings": course["timings"],
+            "snapshot": run.get("snapshot"),
+            "journal": run.get("journal_saved"),
+            # Each stage's own result (deploy_record result_of) and the run's course as it happened: every event
+            # of the record, each with its time and result.
+            "results": course["results"],
+            "events": list(record.get("events", [])),
+        }
+    )
+    return out
