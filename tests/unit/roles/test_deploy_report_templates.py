@@ -311,3 +311,8 @@ def test_a_failure_in_the_commit_is_a_commit_failure_with_the_commits_fix(tmp_pa
     assert "regressed under traffic" not in failure and "min_gain" not in failure
     assert "| failed step | commit |" in md
     assert "| fix | Keep the restored unit: ddtree passed every check, but it could not be stored" in md
+    # The Markdown's course is the record's, event by event, each with what it carries.
+    course = md.split("## Course\n", 1)[1]
+    assert "| 0.0 | preflight | - |" in course and "| 20.0 | commit | - |" in course
+    assert f"| 21.0 | failed | cause: {cause}; task: ; fix: ; said:  |" in course
+    assert "| 40.0 | verified | verified: True |" in course
