@@ -28,7 +28,7 @@ PLAY = """
     __ddtree_deploy_journal_path: reports/run/ct200-sim.journal.txt
     __ddtree_deploy_store: /var/lib/ddtree-sglang/last-known-good/sglang-qwen
     __ddtree_deploy_unit_before: {active: true, algorithm: NEXTN, fragment: /etc/systemd/system/sglang-qwen.service}
-    __ddtree_deploy_report_data: "{{ case.record | ddtree.sglang.deploy_report(run=case.run) }}"
+    __ddtree_deploy_report_data: "{{ case.record | ddtree.sglang.deploy_report(run=case.run, verdict=case.verdict) }}"
     __ddtree_deploy_course: >-
       {{ case.record | ddtree.sglang.deploy_record_summary(profile='ddtree', journal=__ddtree_deploy_journal_path,
          check_mode=case.run.check_mode) }}
@@ -60,10 +60,11 @@ def record(*events):
     return rec
 
 
-def render(tmp_path, env, rec, check_mode):
+def render(tmp_path, env, rec, check_mode, run=None, verdict=None):
     (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
     (tmp_path / "play.yml").write_text(PLAY)
-    case = {"record": rec, "run": {"host": "ct200-sim", "profile": "ddtree", "check_mode": check_mode}}
+    run = dict({"host": "ct200-sim", "profile": "ddtree", "check_mode": check_mode}, **(run or {}))
+    case = {"record": rec, "run": run, "verdict": verdict}
     out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.run(
@@ -316,3 +317,20 @@ def test_a_failure_in_the_commit_is_a_commit_failure_with_the_commits_fix(tmp_pa
     assert "| 0.0 | preflight | - |" in course and "| 20.0 | commit | - |" in course
     assert f"| 21.0 | failed | cause: {cause}; task: ; fix: ; said:  |" in course
     assert "| 40.0 | verified | verified: True |" in course
+
+
+@pytest.mark.parametrize(
+    "min_gain, verdict, says",
+    [
+        (None, {"gate": "pass", "gain": 0.02}, "Gain: +2.0 % (gate: not worse)."),
+        (None, None, "Gain: - (gate: none)."),
+        (0.1, {"gate": "pass", "gain": 0.19}, "Gain: +19.0 % (gate: +10.0 %)."),
+        ({"1": 0.1, "16": 0.0}, {"gate": "pass", "gain": 0.19}, "Gain: +19.0 % (gate: +10.0 % at 1, +0.0 % at 16)."),
+    ],
+)
+def test_the_gain_line_names_the_gate_that_judged_it(tmp_path, ansible_cli_env, min_gain, verdict, says):
+    """With ddtree_deploy_min_gain null the gate judges "not worse" by default (issue 33); a gain per level is
+    named per level."""
+    rec = record(*EVERY_CHECK, ("stopped", 7), ("ready", 8), ("probe", 8), ("probed", 9), ("done", 10, {}))
+    _line, md, _failure = render(tmp_path, ansible_cli_env, rec, False, run={"min_gain": min_gain}, verdict=verdict)
+    assert says in md, md
