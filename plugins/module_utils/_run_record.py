@@ -65,9 +65,13 @@ def append(record, event, result=None):
 
 
 def record_path(own_file, run_id):
-    """Where the run ``run_id`` left its record, beside this run's own (<report dir>/<run id>/<host>.record.json)."""
-    directory = os.path.dirname(os.path.dirname(own_file))
-    return os.path.join(directory, str(run_id), os.path.basename(own_file))
+    """Where the deploy ``run_id`` left its record (<report dir>/<run id>/<host>.record.json), from this run's own
+    record file (<report dir>/<this run id>/<host>.<kind>.record.json)."""
+    name = os.path.basename(own_file)
+    for kind in KINDS:
+        if name.endswith(f".{kind}.record.json"):
+            name = name[: -len(f".{kind}.record.json")] + ".record.json"
+    return os.path.join(os.path.dirname(os.path.dirname(own_file)), str(run_id), name)
 
 
 def interrupted(mark, path):

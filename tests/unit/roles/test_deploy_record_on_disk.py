@@ -97,3 +97,44 @@ def test_a_result_of_a_stage_not_begun_or_not_declared_fails_clearly(tmp_path, a
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)
     assert proc.returncode == 2
     assert says in proc.stdout + proc.stderr
+
+
+ROLLBACK_PLAY = """
+- hosts: all
+  gather_facts: false
+  module_defaults:
+    ddtree.sglang.deploy_record:
+      file: "{{ out }}/rb/ct129.rollback.record.json"
+      kind: rollback
+      run: {host: ct129, service: sglang-qwen, store: /var/lib/ddtree-sglang/last-known-good/sglang-qwen}
+  tasks:
+    - ddtree.sglang.deploy_record: {event: rollback, start: rb, undid: {run_id: dep, profile: ddtree}}
+    - ddtree.sglang.deploy_record: {event: restored, result: {changed: true, restarted: true}}
+    - ddtree.sglang.deploy_record: {event: verified, result: {verified: true, msg: null}}
+"""
+
+
+def test_a_rollback_writes_its_record_and_report_naming_the_run_the_killed_deploy_left(tmp_path, ansible_cli_env):
+    """The run the rollback undoes is read from the record it left beside the rollback's report directory."""
+    argv, kw = playbook(tmp_path, ansible_cli_env, {"hold": 120})
+    deploy = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
+    killed = tmp_path / "ct129.record.json"
+    try:
+        deadline = time.monotonic() + 90
+        while not (killed.exists() and json.loads(killed.read_text())["events"][-1]["event"] == "gate"):
+            assert time.monotonic() < deadline and deploy.poll() is None, "the deploy never reached its gate"
+            time.sleep(0.2)
+    finally:
+        os.killpg(deploy.pid, signal.SIGKILL)
+        deploy.wait(timeout=30)
+    (tmp_path / "dep").mkdir()
+    killed.rename(tmp_path / "dep" / "ct129.record.json")
+    argv, kw = playbook(tmp_path, ansible_cli_env, {}, play=ROLLBACK_PLAY)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "rb" / "ct129.rollback.json").read_text())
+    assert (report["kind"], report["outcome"], report["run_id"]) == ("rollback", "restored", "rb")
+    assert report["undid"]["run_id"] == "dep" and report["undid"]["last_stage"] == "gate"
+    assert report["undid"]["record"] == str(tmp_path / "dep" / "ct129.record.json")
+    record = json.loads((tmp_path / "rb" / "ct129.rollback.record.json").read_text())
+    assert [e["event"] for e in record["events"]] == ["rollback", "restored", "verified"]

@@ -31,7 +31,8 @@ def killed_deploy(tmp_path):
 def test_a_rollback_names_the_interrupted_run_and_the_last_stage_its_record_reached(tmp_path):
     path = killed_deploy(tmp_path)
     own = tmp_path / "rb-1" / "ct129.rollback.record.json"
-    assert rr.record_path(str(own), "dep-1") == str(tmp_path / "dep-1" / "ct129.rollback.record.json")
+    # The deploy's record, not a rollback's of the same name: the one the rollback reads.
+    assert rr.record_path(str(own), "dep-1") == str(path)
     undid = rr.interrupted({"run_id": "dep-1", "profile": "ddtree"}, str(path))
     assert undid == {
         "run_id": "dep-1",
