@@ -20,7 +20,7 @@ description:
   - A stage's own result (its figures, its verdict) is attached to the stage's event with O(result_of) and
     O(result); the filter P(ddtree.sglang.deploy_record_summary#filter) returns it under C(results.<stage>).
   - With O(file), every call writes the whole record there as JSON, atomically (a temporary file renamed into
-    place): a controller killed mid-deploy leaves the record as of its last event.
+    place), so a controller killed mid-deploy leaves the record as of its last event.
   - An event that is neither fails the task, so a stage missing from the table is found by the tests
     instead of turning into an unknown outcome.
   - The filter P(ddtree.sglang.deploy_record_summary#filter) derives outcome, failure, timings and downtime.
