@@ -226,16 +226,20 @@ def drain(router, worker_url, inflight=None, source="auto", timeout=300.0, unwat
         result["removed_at"] = time.time()
     info = result["drain"]
     try:
-        if entry is not None:
+        if entry is None:
+            # Out already (a second drain before a restore, a rollback after an interrupted deploy): the router
+            # sends it nothing, and what still runs there is the deploy's own (a probe the restore ends).
+            info.update(in_flight_at_removal=0, drained=0, note="not in the router: nothing to drain")
+        elif used == "metrics":
             _wait_unlisted(router, worker_url)
-        if used == "metrics":
             # Just removed: a request the router sent right before may not be counted yet, so 0 is read twice.
-            info.update(_watch(inflight, worker_url, timeout, interval, QUIET_READS if entry is not None else 1))
+            info.update(_watch(inflight, worker_url, timeout, interval, QUIET_READS))
         else:
+            _wait_unlisted(router, worker_url)
             # Nothing to watch: the router's count at the removal, then a fixed wait for it to end.
-            load = int(entry.get("load") or 0) if entry is not None else 0
+            load = int(entry.get("load") or 0)
             info.update(in_flight_at_removal=load, drained=load)
-            if entry is not None and unwatched > 0:
+            if unwatched > 0:
                 time.sleep(unwatched)
     except RouterError as exc:
         info.update(exc.details.get("drain", {}), seconds=round(time.monotonic() - start, 3))

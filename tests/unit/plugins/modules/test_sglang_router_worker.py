@@ -96,6 +96,26 @@ def test_drain_waits_for_the_streams_on_the_worker_and_routes_nothing_new_to_it(
     assert not failed and again["changed"] is False and again["drain"]["in_flight_at_removal"] == 0
 
 
+def test_a_worker_out_already_is_not_waited_for(two_workers):
+    """A second drain (before a restore) finds the worker out: what still runs there is the deploy's own (a probe the
+    restore ends), not the router's, so it is not waited for (a degenerate candidate's probe would hold it for
+    minutes)."""
+    router, a, b = two_workers
+    failed, result = call(router, a.base_url, "drained")
+    assert not failed, result["msg"]
+    threads, _results = start_streams(a.base_url, 1, max_tokens=40)  # 10 s at 4 tok/s, straight to the worker
+    wait_until(lambda: running(a) == 1, what="a request on the worker out of the router")
+
+    failed, again = call(router, a.base_url, "drained", require_listed=False)
+
+    assert not failed and again["changed"] is False, to_json(again)
+    assert again["drain"]["note"] == "not in the router: nothing to drain"
+    # Not waited for: the request (10 s) still runs when the drain has returned.
+    assert running(a) == 1
+    for t in threads:
+        t.join(30)
+
+
 def test_present_puts_it_back_with_its_own_key_and_it_serves_through_the_router(sglang_sim, sglang_router):
     keyed = sglang_sim(args=["--enable-metrics", "--api-key", "worker-key-51"])
     # A start-up worker (--worker-urls) inherits the router's key; one added through the API does not.
