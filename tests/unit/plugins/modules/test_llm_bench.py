@@ -183,6 +183,7 @@ def test_the_ad_hoc_form_takes_concurrency_as_text(scripted_server, h, ansible_c
             capture_output=True,
             text=True,
             timeout=120,
+            check=False,
         )
         assert out.returncode == 0, out.stdout + out.stderr
         result = json.loads(out.stdout.split(" => ", 1)[1])
