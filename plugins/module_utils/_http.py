@@ -150,7 +150,7 @@ def describe_transport_error(exc, method, url, timeout=None):
     if isinstance(exc, rexc.ReadTimeout) or "read timed out" in low:
         return (
             "timeout",
-            f"no answer to {where} within {_fmt(timeout)} s (read timeout): "
+            f"{where} timed out: no answer within {_fmt(timeout)} s (read timeout): "
             "the server accepted the request but did not answer",
         )
     if isinstance(exc, rexc.ConnectTimeout):

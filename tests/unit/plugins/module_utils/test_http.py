@@ -5,7 +5,14 @@
 import ssl
 
 import pytest
-from ansible_collections.ddtree.sglang.plugins.module_utils._http import HttpClient, HttpError, cut, error_text
+import requests
+from ansible_collections.ddtree.sglang.plugins.module_utils._http import (
+    HttpClient,
+    HttpError,
+    cut,
+    describe_transport_error,
+    error_text,
+)
 
 # A 400 whose message is a Python traceback: the simulator's chat_400 (sglang/srt/models/dflash.py:834-840).
 TRACEBACK_BODY = (
@@ -102,7 +109,16 @@ def test_read_timeout(scripted_server, h):
     url, _seen = scripted_server({"/x": h.Script(200, pieces=[(1.0, b"{}")])})
     with pytest.raises(HttpError) as e:
         HttpClient(url).get_json("/x", timeout=0.2)
-    assert e.value.kind == "timeout" and "0.2 s" in e.value.message
+    assert e.value.kind == "timeout" and "0.2 s" in e.value.message and "timed out" in e.value.message
+
+
+def test_a_read_timeout_says_timed_out_as_the_watchdog_does():
+    # Which fires first on a silent server, the socket's read timeout or the request's watchdog, is the machine's
+    # race (test_sglang_bake's silent server read either under load): both messages say "timed out".
+    kind, message = describe_transport_error(
+        requests.exceptions.ReadTimeout("Read timed out."), "GET", "http://h/x", 0.5
+    )
+    assert kind == "timeout" and message.startswith("GET http://h/x timed out: no answer within 0.5 s (read timeout)")
 
 
 def _tls_context(cert):
