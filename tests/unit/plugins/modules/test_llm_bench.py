@@ -178,7 +178,8 @@ def test_the_ad_hoc_form_takes_concurrency_as_text(scripted_server, h, ansible_c
     for text in ("[1,2]", "1,2"):
         args = f"base_url={url} concurrency={text} duration=0.3 warmup=0 max_tokens=1"
         out = subprocess.run(
-            ["ansible", "localhost", "-m", "ddtree.sglang.llm_bench", "-a", args],
+            # this Python's ansible: the matrix runs the test under each ansible-core
+            [str(Path(sys.executable).parent / "ansible"), "localhost", "-m", "ddtree.sglang.llm_bench", "-a", args],
             env=ansible_cli_env,
             capture_output=True,
             text=True,
