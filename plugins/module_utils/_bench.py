@@ -458,7 +458,7 @@ class Bench:
                 first = level["errors"]["messages"][0] if level["errors"]["messages"] else "none ended in time"
                 reasons.append(
                     f"no request completed at concurrency {level['concurrency']} "
-                    f"({level['errors']['count']} error(s); first: {first})"
+                    f"({level['errors']['count']} error(s); first: {first})" + self._outlasted(level)
                 )
             elif (level["error_share"] or 0) > self.o["max_error_share"]:
                 reasons.append(self._error_share_reason(level))
@@ -472,6 +472,18 @@ class Bench:
                     "max_tokens"
                 )
         return reasons
+
+    def _outlasted(self, level):
+        """Why no request could be counted when every stream's request outlasted the window: how long they had run
+        (issue 38: 8 s requests in a 6 s window read only "none ended in time")."""
+        running = level.get("outlasted_window_s")
+        if level["errors"]["count"] or not running:
+            return ""
+        return (
+            f": no request started inside the {_num(self.o['duration'])} s window, each stream's was still running "
+            f"when it ended (after {_num(running)} s at least), so a request takes longer than the window; lengthen "
+            "duration (ddtree_deploy_gate_duration in ddtree_deploy) to several requests' length, or lower max_tokens"
+        )
 
     def _error_share_reason(self, level):
         """Why a level with too many failed requests fails: the share, each kind's count and first words, the fix."""
@@ -652,6 +664,10 @@ class Bench:
         figures["rates"] = repeat_rates(records, n, window_start, self.o["duration"], self.o["repeats"])
         figures["window_s"] = _r(self.o["duration"], 3)
         figures["backoff"] = {"waits": state["backoffs"], "seconds": _r(state["backoff_s"], 3)}
+        # No request counted: how long the requests that were cut at the window's end had run (a lower bound).
+        running = [r.end - r.start for r in records if not r.counted and r.cut and r.start < window_start]
+        if not reached and not any(r.counted for r in records) and running:
+            figures["outlasted_window_s"] = _r(min(running), 3)
         figures["elapsed_s"] = _r(clock() - t0, 3)
         figures["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
         if reached:

@@ -363,6 +363,13 @@ levels:
       description: CPU seconds this process spent during the level (the client's own overhead).
       type: float
       sample: 0.397
+    outlasted_window_s:
+      description: When no request could be counted because each stream's request from the warmup was still running
+        at the window's end, the least time those requests had run (a request takes longer than the window; the
+        level fails saying to lengthen O(duration)).
+      type: float
+      returned: when no request started inside the window
+      sample: 8.1
     cut_by_deadline:
       description: True when the deadline passed during the level; its aggregate rates are then none.
       type: bool

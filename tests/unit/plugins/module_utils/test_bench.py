@@ -615,3 +615,24 @@ def test_a_level_cut_by_the_deadline_carries_no_rate(scripted_server, h):
     for key in ("output_tokens_per_second", "requests_per_second", "goodput_tokens_per_second"):
         assert level[key] is None, (key, level[key])
     assert level["rates"] == [] and level["completed"] >= 1  # what completed is still counted
+
+
+def test_requests_longer_than_the_window_fail_saying_so_and_what_to_lengthen(scripted_server, h):
+    # issue #38: 8 s requests in a 6 s window read "no request completed ... first: none ended in time"
+    events = [_c("Hi"), _c(" there", "length"), "[DONE]"]
+    url, _seen = scripted_server(
+        {
+            "/v1/models": h.Script(200, json.dumps({"data": [{"id": "m"}]})),
+            "/v1/completions": h.Script(
+                200, headers={"content-type": "text/event-stream"}, pieces=h.sse(*events), delay=1.5
+            ),
+        }
+    )
+    r = Bench(url, concurrency=2, duration=0.3, warmup=0.1, max_tokens=2).run()
+    level = r["levels"][0]
+    assert r["failed"] and level["completed"] == 0 and level["outlasted_window_s"] >= 0.3
+    assert r["msg"].startswith(
+        "no request completed at concurrency 2 (0 error(s); first: none ended in time): no request started inside "
+        "the 0.3 s window, each stream's was still running when it ended (after "
+    )
+    assert "lengthen duration (ddtree_deploy_gate_duration in ddtree_deploy)" in r["msg"]
