@@ -8,6 +8,11 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+
+# At import, not in a test: a test that initialises Ansible's plugin loader (test_prometheus's role selector) puts its
+# collection finder first, and a filter imported after it in the same worker fails ("collection metadata was not
+# loaded for collection ddtree.sglang"): xdist decided whether they shared one.
+from ansible_collections.ddtree.sglang.plugins.filter.deploy_tune_gate import deploy_tune_gate
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_candidates as dc
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning as dt
@@ -281,7 +286,6 @@ def tune_run(figures, mix=None, host="holdout"):
     vars/main.yml's __ddtree_deploy_gate_compared), failed at the gate or passed; then, as switch.yml does, the
     winner switched to once more (final) when a later candidate replaced it, or the last-known-good restored (rescue)
     when none serves the mix. Returns (the host's report, each candidate's gate verdict)."""
-    from ansible_collections.ddtree.sglang.plugins.filter.deploy_tune_gate import deploy_tune_gate
 
     run, verdicts, t = Run(), {}, 10
     for i, (name, verdict) in enumerate(figures):
@@ -364,7 +368,6 @@ def test_the_tune_gate_leaves_a_gate_that_did_not_judge_every_level_as_it_is(gat
 
 
 def test_the_tune_gate_outside_a_tune_is_the_gate():
-    from ansible_collections.ddtree.sglang.plugins.filter.deploy_tune_gate import deploy_tune_gate
 
     verdict = gate_verdict((1, 0.32), (16, -0.31))
     assert deploy_tune_gate(verdict, mode="deploy", load_mix={1: 1}) is verdict
