@@ -119,6 +119,15 @@ def _path_or_null(value):
     return value is None or (isinstance(value, str) and value.strip() != "")
 
 
+def _router_url(value):
+    """null, or the router's http(s) address without credentials (they go in ddtree_deploy_router_api_key)."""
+    return value is None or value == "" or _http_url(value)
+
+
+def _http_url(value):
+    return isinstance(value, str) and bool(_PROMETHEUS_URL.match(value))
+
+
 # variable: (the check, what the value must be, why)
 RULES = {
     "ddtree_deploy_gate_repeats": (
@@ -233,6 +242,36 @@ RULES = {
     "ddtree_deploy_prometheus_bearer_token": (lambda _value: True, "text", "a secret, never shown"),
     "ddtree_deploy_prometheus_username": (lambda _value: True, "text", "basic auth's user"),
     "ddtree_deploy_prometheus_password": (lambda _value: True, "text", "a secret, never shown"),
+    "ddtree_deploy_router_url": (
+        _router_url,
+        "null, or the router's http(s) address without credentials (e.g. http://router.example:30000)",
+        "the deploy takes the host out of this router and puts it back; give its key as ddtree_deploy_router_api_key",
+    ),
+    "ddtree_deploy_router_worker_url": (
+        _http_url,
+        "the http(s) URL the router knows this host's server by (e.g. http://10.0.0.129:30000)",
+        "the worker taken out and put back; GET <router>/workers lists the URLs it knows",
+    ),
+    "ddtree_deploy_router_drain_timeout": (
+        _above(0),
+        "a number of seconds above 0, not yes/no",
+        "the longest wait for the worker's requests to end once it is out of the router",
+    ),
+    "ddtree_deploy_router_drain_unwatched": (
+        _at_least(0),
+        "a number of seconds, 0 or more, not yes/no",
+        "the wait after the removal when the worker's requests cannot be counted",
+    ),
+    "ddtree_deploy_router_min_healthy_others": (
+        _at_least(0, whole=True),
+        "a whole number of 0 or more",
+        "healthy workers the router must keep while this one is out; 0 allows taking out the last one",
+    ),
+    "ddtree_deploy_router_return_timeout": (
+        _above(0),
+        "a number of seconds above 0, not yes/no",
+        "the longest wait until the router lists the returned worker healthy",
+    ),
 }
 
 # The prompt set's own rules: one message per prompt, naming it.

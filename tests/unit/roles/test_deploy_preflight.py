@@ -7,6 +7,7 @@ against localhost (check mode, a local connection) rather than in a molecule sce
 """
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,68 @@ def test_a_good_trace_and_sampling_pass(tmp_path, ansible_cli_env):
     }
     rc, out = run_preflight(tmp_path, ansible_cli_env, variables)
     assert "read the gate's trace] *" in out and "must be" not in out, out
+
+
+# The router (issue 34): its settings by rule, then the real router asked in check mode, before the host is touched.
+ROUTER_PLAY = """
+- hosts: localhost
+  gather_facts: false
+  # As main.yml's block gives them (the role's vars/main.yml), for preflight run alone.
+  module_defaults:
+    ddtree.sglang.sglang_router_worker: "{{ __ddtree_deploy_router_defaults }}"
+  tasks:
+    - ansible.builtin.include_role:
+        name: ddtree.sglang.ddtree_deploy
+        tasks_from: preflight
+"""
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_router_url_that_is_no_url_is_refused_by_name(tmp_path, ansible_cli_env):
+    rc, out = run_preflight(
+        tmp_path,
+        ansible_cli_env,
+        {"ddtree_deploy_router_url": "router:30000", "ddtree_deploy_router_api_key": "k-sekret"},
+    )
+    assert rc == 2, out
+    assert 'ddtree_deploy_router_url ("router:30000") must be null, or the router\'s http(s) address' in " ".join(
+        out.replace('\\"', '"').split()
+    ), out
+    assert "Check what the modules need on the host" not in out and "sekret" not in out, out
+
+
+def test_a_router_that_does_not_list_the_host_is_refused_before_the_host_is_touched(tmp_path, ansible_cli_env):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+    from router_harness import RouterLauncher  # noqa: PLC0415 (the plugins tree's real-router harness)
+
+    launcher = RouterLauncher(tmp_path, free_port)
+    router = launcher.start([], api_key="rk-sekret")
+    try:
+        (tmp_path / "preflight.yml").write_text(ROUTER_PLAY)
+        variables = {
+            "sglang_model_path": "/srv/models/Qwen3.6-27B",
+            "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
+            "ansible_python_interpreter": sys.executable,
+            "ddtree_deploy_router_url": router.url,
+            "ddtree_deploy_router_api_key": "rk-sekret",
+            "sglang_host": "10.0.0.129",
+        }
+        proc = subprocess.run(
+            [str(Path(sys.executable).parent / "ansible-playbook"), "--check", "-c", "local", "preflight.yml"]
+            + ["--extra-vars", json.dumps(variables)],
+            env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        out = " ".join((proc.stdout + proc.stderr).replace('\\"', '"').split())
+    finally:
+        launcher.stop_all()
+    assert proc.returncode == 2, out
+    assert "Preflight | Check the router lists this host's worker" in out, out
+    # The worker URL is the documented default from sglang_host and sglang_port; the fix names the variable.
+    assert f"the router at {router.url} does not list http://10.0.0.129:30000" in out, out
+    assert "set ddtree_deploy_router_worker_url to the URL the router knows this host by" in out, out
+    assert "Check what the modules need on the host" not in out and "sekret" not in out, out

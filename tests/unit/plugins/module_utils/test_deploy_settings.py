@@ -54,6 +54,14 @@ GOOD = [
     ("ddtree_deploy_gate_sampling", {}),
     ("ddtree_deploy_gate_sampling", {"temperature": 0.7, "top_p": 0.95}),
     ("ddtree_deploy_gate_sampling", {"top_p": "1"}),
+    ("ddtree_deploy_router_url", None),
+    ("ddtree_deploy_router_url", "http://router.example:30000"),
+    ("ddtree_deploy_router_worker_url", "http://10.0.0.129:30000"),
+    ("ddtree_deploy_router_worker_url", "https://[fd00::5]:30000/"),
+    ("ddtree_deploy_router_drain_timeout", "300"),
+    ("ddtree_deploy_router_drain_unwatched", 0),
+    ("ddtree_deploy_router_min_healthy_others", 0),
+    ("ddtree_deploy_router_return_timeout", 120),
 ]
 
 # (variable, value, what the message must say)
@@ -90,6 +98,12 @@ BAD = [
     ("ddtree_deploy_prometheus_url", "https://u:p@prom", "without credentials"),
     ("ddtree_deploy_prometheus_timeout", 0, "ddtree_deploy_prometheus_timeout (0) must be a number of seconds"),
     ("ddtree_deploy_prometheus_selector", None, "ddtree_deploy_prometheus_selector (null) must be PromQL"),
+    ("ddtree_deploy_router_url", "router:30000", 'ddtree_deploy_router_url ("router:30000") must be null, or'),
+    ("ddtree_deploy_router_worker_url", "10.0.0.129:30000", "must be the http(s) URL the router knows"),
+    ("ddtree_deploy_router_drain_timeout", True, "ddtree_deploy_router_drain_timeout (true) must be a number"),
+    ("ddtree_deploy_router_drain_unwatched", -1, "must be a number of seconds, 0 or more"),
+    ("ddtree_deploy_router_min_healthy_others", "one", "must be a whole number of 0 or more"),
+    ("ddtree_deploy_router_return_timeout", 0, "ddtree_deploy_router_return_timeout (0) must be a number"),
     ("ddtree_deploy_load_mix", [1, 16], "ddtree_deploy_load_mix ([1, 16]) must be null or a mapping of concurrency"),
     ("ddtree_deploy_load_mix", {0: 1}, "e.g. {1: 0.2, 16: 0.8}"),
     ("ddtree_deploy_load_mix", {1: -0.5, 16: 1}, "weights (0 or more, not all 0)"),
