@@ -66,6 +66,18 @@ STAGES = (
         "against the host's systemd, before the unit is rendered (the sglang role's preflight).",
     },
     {
+        "name": "drain",
+        "touches": "host",
+        "outcome": "drain_failed",
+        "fix": "The unit was not touched, and the worker was put back in the router. Correct what the cause names: "
+        "requests still running at ddtree_deploy_router_drain_timeout (raise it to the longest request the service "
+        "answers, or deploy when its clients are quieter), or a router that stopped answering "
+        "(ddtree_deploy_router_url). Then deploy again.",
+        "why": "With a router in front (ddtree_deploy_router_url), a unit is stopped only once the router sends it "
+        "nothing and the requests it had have ended: a stop under traffic cuts the users' streams, and the router "
+        "would send new ones to a server that is down.",
+    },
+    {
         "name": "baseline",
         "touches": "host",
         "outcome": "baseline_failed",
