@@ -18,6 +18,23 @@ if str(COLLECTIONS_ROOT) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS_ROOT))
 
 
+def _import_the_collections_python():
+    """Import every module_utils and filter module now, by the plain path above. A test that renders templates
+    as ansible-playbook does (init_plugin_loader: tests/unit/awx) installs ansible-core's collection finder for
+    the rest of its process; a module of this collection first imported after that goes through the finder,
+    which refuses a collection it did not load itself ("collection metadata was not loaded for collection
+    ddtree.sglang"), so the failure depended on which xdist worker ran which test first."""
+    import importlib
+
+    for kind in ("module_utils", "filter"):
+        for path in sorted((REPO_ROOT / "plugins" / kind).glob("*.py")):
+            if path.name != "__init__.py":
+                importlib.import_module(f"ansible_collections.ddtree.sglang.plugins.{kind}.{path.stem}")
+
+
+_import_the_collections_python()
+
+
 # --------------------------------------------------------------------------- SGLang releases
 import os  # noqa: E402
 import shutil  # noqa: E402
