@@ -91,7 +91,7 @@ def test_a_controller_killed_with_sigkill_leaves_the_record(tmp_path, ansible_cl
     ],
 )
 def test_a_result_of_a_stage_not_begun_or_not_declared_fails_clearly(tmp_path, ansible_cli_env, task, says):
-    play = PLAY.split("    - ddtree.sglang.deploy_record:\n        result_of")[0]
+    play = PLAY.split("    - ddtree.sglang.deploy_record:\n        result_of", maxsplit=1)[0]
     play += f"    - ddtree.sglang.deploy_record: {task}\n"
     argv, kw = playbook(tmp_path, ansible_cli_env, {}, play=play)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)

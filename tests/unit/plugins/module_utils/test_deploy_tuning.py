@@ -421,7 +421,7 @@ def test_a_candidate_without_speculation_can_serve_the_load_past_the_crossover()
         ("plain", gate_verdict((1, -0.38), (16, 0.12))),
     ]
     report, verdicts = tune_run(figures)
-    assert [verdicts[n]["gate"] for n, _ in figures] == ["fail", "fail", "pass"]
+    assert [verdicts[name]["gate"] for name, _verdict in figures] == ["fail", "fail", "pass"]
     assert report["outcome"] == "deployed" and report["candidate"] == "plain"
     (entry,) = dt.tuning_records([report])
     tuning = entry["record"]["ddtree_deploy_tuning"]
