@@ -15,6 +15,10 @@ description:
     one candidate from C(ddtree_deploy_profile) and C(ddtree_deploy_profile_variants).
   - Checks each against the sglang role's profile and variant tables; the messages name the candidate, the
     problem and the fix. The logic is C(plugins/module_utils/_deploy_candidates.py)'s.
+  - A candidate that asks for adaptive speculation (the C(adaptive) variant, C(speculative_adaptive)) is judged by the
+    pinned release's own rules (SGLang 0.5.23's C(adaptive_unsupported_reason()) and start-up steps check, kept in
+    C(plugins/module_utils/_sglang_adaptive_pinned.py) and tested against its wheel). One the release would not run
+    adaptive (an adaptive DDTREE unit) or not start is an error quoting the release's reason and where it is.
 options:
   _input:
     description: C(ddtree_deploy_candidates), or null for the default.
@@ -47,6 +51,9 @@ options:
   fallback:
     description: C(ddtree_deploy_fallback_profile), which must be a profile of O(profiles) too.
     type: str
+  extra_args:
+    description: C(sglang_extra_args), the options under every candidate's own C(extra_args) (for the adaptive check).
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -81,6 +88,7 @@ def deploy_candidates(
     mode="deploy",
     min_gain=0.0,
     fallback=None,
+    extra_args=None,
 ):
     """The candidates, checked and expanded."""
     return _deploy_candidates.expand(
@@ -94,6 +102,7 @@ def deploy_candidates(
         mode=mode,
         min_gain=min_gain,
         fallback=fallback,
+        extra_args=extra_args,
     )
 
 

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning as _tuning
+from ansible_collections.ddtree.sglang.plugins.module_utils import _sglang_adaptive_pinned as _pinned
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, show
 
 VAR = "ddtree_deploy_candidates"
@@ -36,23 +37,43 @@ def default_name(profile, variants):
     return "+".join([str(profile)] + [str(v) for v in variants or []])
 
 
-def configuration(candidate, profiles, variant_table):
-    """The options a candidate renders on top of what every candidate of the host shares (the class's): its
-    profile's, then its variants' in order, then its extra_args, a null removing an option (the
-    sglang_server_options filter's layers). As sorted JSON, so two candidates compare; by names alone when the
-    tables are not given."""
+def options(candidate, profiles, variant_table, base=None):
+    """The options (ServerArgs fields) a candidate renders on top of what every candidate of the host shares (the
+    class's): ``base`` (sglang_extra_args) under its own, then its profile's, its variants' in order, then its
+    extra_args, a null removing an option (the sglang_server_options filter's layers); None when the tables are not
+    given."""
     profile = profiles.get(candidate["profile"]) if isinstance(profiles, Mapping) else None
     if not isinstance(variant_table, Mapping) or not isinstance(profile, Mapping):
-        return json.dumps([candidate["profile"], candidate["variants"], candidate["extra_args"]], sort_keys=True)
-    options = {}
+        return None
+    found = {}
     layers = [profile] + [variant_table.get(v) or {} for v in candidate["variants"]]
     for layer in layers:
         for field, entry in (layer.get("options") or {}).items():
             value = entry.get("value") if isinstance(entry, Mapping) else entry
-            options[field] = value
-    options.update(candidate["extra_args"])
-    rendered = {field: value for field, value in options.items() if value is not None}
+            found[field] = value
+    found.update(base if isinstance(base, Mapping) else {}, **candidate["extra_args"])
+    return {field: value for field, value in found.items() if value is not None}
+
+
+def configuration(candidate, profiles, variant_table):
+    """A candidate's options (options()) as sorted JSON with its profile, so two candidates compare; by names alone
+    when the tables are not given."""
+    rendered = options(candidate, profiles, variant_table)
+    if rendered is None:
+        return json.dumps([candidate["profile"], candidate["variants"], candidate["extra_args"]], sort_keys=True)
     return json.dumps([candidate["profile"], rendered], sort_keys=True, default=str)
+
+
+def _adaptive(out, where_of, profiles, variant_table, base):
+    """An adaptive candidate the release would not run adaptive, or not start (issue 35): refused in the preflight
+    with the release's own reason, by the pinned release's rules (_sglang_adaptive_pinned), before the host is
+    touched. The options step checks the unit again against the release installed."""
+    problems = []
+    for index, candidate in enumerate(out):
+        said = _pinned.refusal(options(candidate, profiles, variant_table, base) or {})
+        if said:
+            problems.append(f"{where_of(index)}: {candidate['name']!r} asks for adaptive speculation, and {said}")
+    return problems
 
 
 def _duplicates(out, where_of, profiles, variant_table):
@@ -125,6 +146,25 @@ def _one(entry, where, profiles, variant_table):
     return candidate, problems
 
 
+def _collect(entries, where_of, profiles, variant_table, problems):
+    """The candidates of the entries, their problems added to ``problems`` (a name used twice among them)."""
+    out = []
+    seen = set()
+    for index, entry in enumerate(entries):
+        candidate, found = _one(entry, where_of(index), profiles, variant_table)
+        problems.extend(found)
+        if candidate is None:
+            continue
+        if candidate["name"] in seen:
+            problems.append(
+                f"{where_of(index)}: the name {candidate['name']!r} is used twice; give each candidate its own name "
+                "(reports and the tuning record name candidates by it)."
+            )
+        seen.add(candidate["name"])
+        out.append(candidate)
+    return out
+
+
 def expand(
     candidates=None,
     profile="",
@@ -136,13 +176,14 @@ def expand(
     mode="deploy",
     min_gain=0.0,
     fallback=None,
+    extra_args=None,
 ):
     """{candidates: [{index, of, name, profile, variants, extra_args}], errors: [...], source}.
 
-    candidates: ddtree_deploy_candidates (a list, or null for the default); named:
-    ddtree_deploy_candidate_list (a name of ``lists``, e.g. ladder_ampere); profiles, variant_table: the
-    sglang role's tables (their names are what may be used); mode: ddtree_deploy_mode; min_gain: a tune
-    compares gains, which only the gain gate measures; fallback: ddtree_deploy_fallback_profile."""
+    candidates: ddtree_deploy_candidates (a list, or null for the default); named: ddtree_deploy_candidate_list (a
+    name of ``lists``, e.g. ladder_ampere); profiles, variant_table: the sglang role's tables (their names are what
+    may be used); mode: ddtree_deploy_mode; min_gain: a tune compares gains, which only the gain gate measures;
+    fallback: ddtree_deploy_fallback_profile; extra_args: sglang_extra_args, under every candidate's own."""
     tables = (profiles, variant_table)  # with their options: a duplicate is found by what it renders
     profiles, variant_table = list(profiles or []), list(variant_table or [])
     lists = lists if isinstance(lists, Mapping) else {}
@@ -186,22 +227,11 @@ def expand(
             f"{label} is empty: list at least one candidate (e.g. [{{profile: ddtree}}]), or set it to null to "
             "deploy ddtree_deploy_profile with ddtree_deploy_profile_variants."
         )
-    out = []
-    seen = set()
-    for index, entry in enumerate(entries):
-        where = label if source == "ddtree_deploy_profile" else f"{label}[{index}]"
-        candidate, found = _one(entry, where, profiles, variant_table)
-        problems.extend(found)
-        if candidate is None:
-            continue
-        if candidate["name"] in seen:
-            problems.append(
-                f"{where}: the name {candidate['name']!r} is used twice; give each candidate its own name "
-                "(reports and the tuning record name candidates by it)."
-            )
-        seen.add(candidate["name"])
-        out.append(candidate)
-    problems.extend([] if problems else _duplicates(out, lambda i: f"{label}[{i}]", *tables))
+    where_of = (lambda i: label) if source == "ddtree_deploy_profile" else (lambda i: f"{label}[{i}]")
+    out = _collect(entries, where_of, profiles, variant_table, problems)
+    problems.extend(
+        [] if problems else _duplicates(out, where_of, *tables) + _adaptive(out, where_of, *tables, extra_args)
+    )
     for index, candidate in enumerate(out):
         candidate.update(index=index + 1, of=len(out))
     return {"candidates": out if not problems else [], "errors": problems, "source": source}

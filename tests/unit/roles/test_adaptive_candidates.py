@@ -1,6 +1,8 @@
 # Copyright: (c) 2026, ddtree.sglang developers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Adaptive candidates against the release's own rules, as a deploy checks them (issue 35): ddtree_deploy's options
+"""Adaptive candidates against the release's own rules, as a deploy checks them (issue 35). First ddtree_deploy's
+preflight, before the host is touched: an adaptive DDTREE candidate is refused by the pinned release's rules
+(_sglang_adaptive_pinned, the wheel's own), and nothing on the host changes. Then the options
 step (role_step.yml with the sglang role's preflight_release, the check every candidate passes before the
 baseline and any switch) run by ansible-playbook on localhost, against the pinned release with #29907's field (the
 DDTree build), laid out as an installed release. An adaptive NEXTN candidate renders flags the release accepts; an
@@ -17,6 +19,16 @@ from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_recor
 from sglang_releases import pinned_sglang_version, unpack_sglang
 
 VERSION = pinned_sglang_version()
+
+# The course of the record as the play left it, to course.json (not counted as a change of the host's).
+RECORD = """\
+        - name: What the record says
+          ansible.builtin.copy:
+            content: "{{ ddtree_deploy_record | ddtree.sglang.deploy_record_summary | to_json }}"
+            dest: "{{ out }}/course.json"
+            mode: "0600"
+          changed_when: false
+"""
 
 PLAY = """
 - hosts: localhost
@@ -47,18 +59,14 @@ PLAY = """
             __ddtree_deploy_sglang_step: preflight_release
             __ddtree_deploy_candidate: "{{ candidate }}"
       always:
-        - name: What the record says
-          ansible.builtin.copy:
-            content: "{{ ddtree_deploy_record | ddtree.sglang.deploy_record_summary | to_json }}"
-            dest: "{{ out }}/course.json"
-            mode: "0600"
+RECORD
         - name: The options checked
           ansible.builtin.copy:
             content: "{{ {'argv': __sglang_options | default({}) | ddtree.sglang.sglang_args('argv'),
                           'release': __sglang_release | default({})} | to_json }}"
             dest: "{{ out }}/options.json"
             mode: "0600"
-"""
+""".replace("RECORD\n", RECORD)
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +86,19 @@ def check(tmp_path, env, release, candidate):
         "sglang_launch_command": f"{sys.executable} -m sglang.launch_server",
         "ansible_python_interpreter": sys.executable,
     }
+    rc, out = playbook(tmp_path, env, extra)
+    course = json.loads((tmp_path / "course.json").read_text())
+    return rc, out, course, json.loads((tmp_path / "options.json").read_text())
+
+
+def playbook(tmp_path, env, extra):
+    """ansible-playbook play.yml on localhost with these extra vars: (return code, what it printed)."""
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "play.yml"]
         + ["--extra-vars", json.dumps(extra)],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
-    course = json.loads((tmp_path / "course.json").read_text())
-    return proc.returncode, proc.stdout + proc.stderr, course, json.loads((tmp_path / "options.json").read_text())
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 def test_an_adaptive_nextn_candidate_renders_flags_the_pinned_release_accepts(tmp_path, ansible_cli_env, release):
@@ -116,6 +130,72 @@ def test_an_adaptive_ddtree_candidate_is_refused_with_the_releases_reason_before
     assert course["stage"] == "options" and course["touched"] == "host", course
     assert dr.stage("options")["outcome"] == "options_refused"
     assert dr.stage("options")["fix"].endswith("The service was not touched.")
+
+
+PREFLIGHT = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The deploy's preflight
+      block:
+        - ansible.builtin.include_role:
+            name: ddtree.sglang.ddtree_deploy
+            tasks_from: preflight
+      always:
+RECORD
+""".replace("RECORD\n", RECORD)
+
+
+def tree(root):
+    """Every path under root with its bytes and mode: what "nothing changed" is checked against."""
+    return {
+        str(p.relative_to(root)): (p.stat().st_mode, p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_an_adaptive_ddtree_candidate_is_refused_in_preflight_and_nothing_is_touched(tmp_path, ansible_cli_env):
+    host = tmp_path / "host"
+    store = host / "var" / "lib" / "ddtree-sglang"
+    (store / "sglang").mkdir(parents=True)
+    (store / "sglang" / "manifest.json").write_text('{"unit": "sglang.service"}\n')
+    (host / "etc").mkdir()
+    (host / "etc" / "sglang.service").write_text(
+        "[Service]\nExecStart=/opt/sglang/bin/python -m sglang.launch_server\n"
+    )
+    before = tree(host)
+    (tmp_path / "play.yml").write_text(PREFLIGHT)
+    extra = {
+        "ddtree_deploy_mode": "tune",
+        "ddtree_deploy_min_gain": 0.0,
+        "ddtree_deploy_candidates": [
+            {"profile": "nextn", "variants": ["adaptive"]},
+            {"profile": "ddtree", "variants": ["adaptive"]},
+        ],
+        "ddtree_deploy_store_dir": str(store),
+        "sglang_model_path": "/srv/models/Qwen3.6-27B",
+        "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
+        "out": str(tmp_path),
+        "ansible_python_interpreter": sys.executable,
+    }
+    rc, out = playbook(tmp_path, ansible_cli_env, extra)
+    assert rc == 2, out
+    said = " ".join(out.replace('\\"', '"').split())
+    assert "Preflight | Check the candidates, the fallback profile and the model paths" in said, said
+    assert (
+        "ddtree_deploy_candidates[1]: 'ddtree+adaptive' asks for adaptive speculation, and SGLang 0.5.23 would not "
+        'run it adaptive: adaptive_unsupported_reason() says "speculative_algorithm=DDTREE (only EAGLE/EAGLE3 are '
+        'supported)" (sglang/srt/speculative/adaptive_spec_params.py:61)'
+    ) in said, said
+    assert "Drop the adaptive variant (--speculative-adaptive)" in said
+    # The adaptive NEXTN candidate before it is not refused: only the one the release would not run adaptive.
+    assert "'nextn+adaptive'" not in said
+    # Nothing touched: the host's checks never ran, Ansible changed nothing, the record says so, the files are as
+    # they were.
+    assert "Check what the modules need on the host" not in out and "changed=0" in out, out
+    course = json.loads((tmp_path / "course.json").read_text())
+    assert course["stage"] == "preflight" and course["touched"] == "nothing", course
+    assert tree(host) == before
 
 
 def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_cli_env, release):

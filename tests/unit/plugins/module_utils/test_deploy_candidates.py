@@ -153,6 +153,50 @@ def test_the_shipped_candidate_lists_are_valid():
         assert all(e.get("why") for e in entries), f"{name}: every entry says why it is there"
 
 
+def shipped_tables():
+    tables = yaml.safe_load((ROLE.parent / "sglang" / "vars" / "profiles.yml").read_text())
+    return {"profiles": tables["__sglang_profiles"], "variant_table": tables["__sglang_profile_variants"]}
+
+
+def test_an_adaptive_ddtree_candidate_is_refused_with_the_pinned_releases_reason():
+    """Issue 35: with the sglang role's own tables, before the host is touched (the preflight's first check)."""
+    out = dc.expand(
+        [{"profile": "nextn", "variants": ["adaptive"]}, {"profile": "ddtree", "variants": ["adaptive"]}],
+        mode="tune",
+        **shipped_tables(),
+    )
+    assert out["candidates"] == []
+    [error] = out["errors"]
+    assert error.startswith(
+        "ddtree_deploy_candidates[1]: 'ddtree+adaptive' asks for adaptive speculation, and SGLang 0.5.23 would not "
+        'run it adaptive: adaptive_unsupported_reason() says "speculative_algorithm=DDTREE (only EAGLE/EAGLE3 are '
+        'supported)" (sglang/srt/speculative/adaptive_spec_params.py:61)'
+    ), error
+    # The default candidate (ddtree_deploy_profile and its variants) is named as such.
+    out = dc.expand(None, profile="ddtree", variants=["adaptive"], **shipped_tables())
+    assert out["errors"][0].startswith("ddtree_deploy_profile and ddtree_deploy_profile_variants: 'ddtree+adaptive'")
+
+
+def test_adaptive_options_from_extra_args_are_judged_with_the_hosts_sglang_extra_args_under_them():
+    # The release's tiers hold steps 0, 1, 3, 5 and 7: a NEXTN unit starting at 4 would not start.
+    out = dc.expand(
+        [{"profile": "nextn", "extra_args": {"speculative_adaptive": True}}],
+        extra_args={"speculative_num_steps": 4},
+        **shipped_tables(),
+    )
+    assert "--speculative-num-steps=4 is not in the adaptive config candidate_steps [0, 1, 3, 5, 7]" in " ".join(
+        out["errors"]
+    )
+    # The candidate's own extra_args win over the host's (the sglang role's layers).
+    ok = dc.expand(
+        [{"profile": "nextn", "variants": ["adaptive"], "extra_args": {"speculative_num_steps": 5}}],
+        extra_args={"speculative_num_steps": 4},
+        **shipped_tables(),
+    )
+    assert ok["errors"] == []
+    assert dc.expand(None, profile="nextn", variants=["adaptive"], **shipped_tables())["errors"] == []
+
+
 @pytest.mark.parametrize(
     "n, text", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"), (22, "22nd")]
 )
