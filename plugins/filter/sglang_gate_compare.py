@@ -29,8 +29,9 @@ options:
     required: true
   min_gain:
     description:
-      - Required goodput gain (a fraction) at every level, or a mapping level -> gain (a level it does not name
-        is not gated); C(null) with O(judge_default) requires no gain (not worse), else turns the gate off.
+      - Required goodput gain (a fraction above -1) at every level, or a mapping level -> gain (a level it does not
+        name is not gated); C(null) with O(judge_default) requires no gain (not worse), else turns the gate off.
+      - Anything else (text that is no number, yes/no) fails naming O(min_gain) and what it takes.
     type: raw
   judge_default:
     description: With O(min_gain) null, judge every level "not worse than the baseline" (a required gain of 0).
@@ -84,7 +85,7 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._gate import compare  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._gate import check_min_gain, compare  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import check_slo  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
@@ -112,6 +113,7 @@ def sglang_gate_compare(
         )
     try:
         slo = check_slo(slo) or None
+        min_gain = check_min_gain(min_gain)
     except ValueError as exc:
         raise AnsibleFilterError(f"sglang_gate_compare: {exc}") from None
     return compare(

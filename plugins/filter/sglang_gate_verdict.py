@@ -31,8 +31,9 @@ options:
       named (its C(extend)); a level still inconclusive then fails.
     type: dict
   min_gain:
-    description: Required goodput gain (a fraction) at every level, or a mapping level -> gain; null with
-      O(not_worse) requires no gain (not worse), else the gate is off (measured, not judged).
+    description: Required goodput gain (a fraction above -1) at every level, or a mapping level -> gain; null with
+      O(not_worse) requires no gain (not worse), else the gate is off (measured, not judged). Anything else (text
+      that is no number, yes/no) fails naming O(min_gain) and what it takes.
     type: raw
   not_worse:
     description: With O(min_gain) null, judge every level "not worse than the baseline" (a required gain of 0).
@@ -92,7 +93,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._gate import verdict  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._gate import check_min_gain, verdict  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import check_slo  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
 
@@ -134,6 +135,7 @@ def sglang_gate_verdict(
         )
     try:
         slo = check_slo(slo, "ddtree_deploy_slo") or None
+        min_gain = check_min_gain(min_gain)
     except ValueError as exc:
         raise AnsibleFilterError(f"sglang_gate_verdict: {exc}") from None
     out = verdict(

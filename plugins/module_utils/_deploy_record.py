@@ -81,11 +81,16 @@ STAGES = (
         "name": "baseline",
         "touches": "host",
         "outcome": "baseline_failed",
-        "fix": "Make the running service answer the gate's prompts (playbooks/probe.yml shows what it says), "
-        "or deploy without a measured baseline: ddtree_deploy_gate_without_baseline true (no gain gate, no "
-        "output equivalence) or ddtree_deploy_min_gain null. The service was not touched.",
-        "why": "With a gain gate set, the baseline is measured right before the switch; a gate without a "
-        "baseline would keep any candidate, so the deploy stops before anything changes.",
+        "fix": "Make the running service answer the gate's prompts (playbooks/probe.yml shows what it says); when "
+        "its requests outlast the gate's window (the cause says how long one takes), raise "
+        "ddtree_deploy_gate_duration. Or deploy without a measured baseline: ddtree_deploy_gate_without_baseline "
+        "true (no gain gate, no not-worse judgement, no output equivalence), or nothing that compares with it: "
+        "ddtree_deploy_min_gain null, ddtree_deploy_gate_not_worse false and ddtree_deploy_equivalence_tokens 0. "
+        "The service was not touched.",
+        "why": "The gain gate (ddtree_deploy_min_gain), the default not-worse judgement "
+        "(ddtree_deploy_gate_not_worse) and the output equivalence compare the new service with the baseline, "
+        "measured right before the switch; without it they would keep any candidate, so the deploy stops before "
+        "anything changes.",
     },
     {
         "name": "switch",
@@ -99,9 +104,12 @@ STAGES = (
         "name": "probe",
         "touches": "unit",
         "outcome": "rolled_back",
-        "fix": "Keep the restored NEXTN unit on this GPU class. Try the profile's variants "
-        "(ddtree_deploy_profile_variants [nograph] or [small]); if {profile} fails there too, report it "
-        "upstream (sgl-project/sglang #29907) with the saved journal ({journal}) and this report.",
+        "fix": "Keep the restored NEXTN unit on this GPU class. Let the deploy try the variants that change what "
+        "such faults depend on (CUDA graphs, memory): a candidate ladder tries them in order and keeps the first "
+        "that passes (ddtree_deploy_candidate_list: ladder_ampere, the field report's attempts on ct129; "
+        "ladder_blackwell; or your own ddtree_deploy_candidates), and the tune (playbook ddtree.sglang.tune) tries "
+        "them all and keeps the best for your load (ddtree_deploy_load_mix). If {profile} fails on every rung, "
+        "report it upstream (sgl-project/sglang #29907) with the saved journal ({journal}) and this report.",
         "why": "The server started but its answers fail the probe (no first token in time, degenerate output, "
         "too slow): a fault of the algorithm on this class, as DDTree on 2x RTX A6000 in the field report; "
         "NEXTN serves there, and the variants change what such faults depend on (CUDA graphs, memory).",
@@ -121,9 +129,14 @@ STAGES = (
         "name": "gate",
         "touches": "unit",
         "outcome": "rolled_back",
-        "fix": "Keep the restored unit: {profile} serves here but gains less than ddtree_deploy_min_gain. Try "
-        "the profile's variants (ddtree_deploy_profile_variants [nograph] or [small]), or lower "
-        "ddtree_deploy_min_gain (null turns the gate off) if the measured gain is worth the switch.",
+        "fix": "Keep the restored unit: {profile} serves here but does not gain what the gate requires: "
+        "ddtree_deploy_min_gain, or with it null the default judgement (ddtree_deploy_gate_not_worse: not worse "
+        "than the baseline's goodput). Try the candidate ladder (ddtree_deploy_candidate_list, or "
+        "ddtree_deploy_candidates) or the tune (playbook ddtree.sglang.tune), which keeps the configuration that "
+        "serves your load (ddtree_deploy_load_mix) best. If the cause is a derived SLO, give yours "
+        "(ddtree_deploy_slo); if it is inconclusive, ddtree_deploy_gate_inconclusive extend measures again; lower "
+        "ddtree_deploy_min_gain if the measured gain is worth the switch. ddtree_deploy_min_gain null with "
+        "ddtree_deploy_gate_not_worse false turns the gate off (measured, not judged).",
         "why": "A slower or equal profile is not worth the change; the gate keeps the better unit.",
     },
     {
@@ -132,7 +145,8 @@ STAGES = (
         "outcome": "rolled_back",
         "fix": "Keep the restored unit: {profile} passed the probe and the gate but regressed under traffic during "
         "the bake (the cause names the metric, its value, its bound and the window). Compare the bake's "
-        "measurements in this report with the baseline's; try the profile's variants, or report it upstream "
+        "measurements in this report with the baseline's; try the candidate ladder (ddtree_deploy_candidate_list), "
+        "or report it upstream "
         "(sgl-project/sglang #29907) with this report and the saved journal ({journal}). A check that does not "
         "fit this host is changed or turned off with ddtree_deploy_bake_checks.",
         "why": "Probes and the gate last seconds; regressions that show only under production traffic (accept "

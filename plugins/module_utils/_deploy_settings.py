@@ -144,7 +144,8 @@ RULES = {
         _min_gain,
         "a fraction above -1 (0.05 is 5 %), a mapping of concurrency levels to such fractions "
         "({1: 0.1, 16: 0.0}), or null",
-        "the least gain the new service must show over the baseline; null turns the gate off",
+        "the least gain the new service must show over the baseline; null requires none: the new service is judged "
+        "not worse (ddtree_deploy_gate_not_worse), or measured and not judged with that false",
     ),
     "ddtree_deploy_gate_concurrency": (
         _levels,

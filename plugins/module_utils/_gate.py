@@ -21,7 +21,9 @@ every level (``min_gain`` one number, or a mapping level -> gain) and compares t
 
 from __future__ import absolute_import, division, print_function
 
+import math
 import statistics
+from collections.abc import Mapping
 
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import (
     SIDE_ERROR,
@@ -30,6 +32,7 @@ from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import (
     side_margin,
 )
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import figures as goodput_figures
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import show
 
 # Characters of each text kept for the report (the equivalence texts are N tokens, so short).
 TEXT_CAP = 600
@@ -133,16 +136,64 @@ def _greedy_ttft(bench):
     return ttfts[len(ttfts) // 2] if ttfts else None
 
 
-def required_gain(min_gain, concurrency):
-    """The gain a level must reach: one number for every level, or a mapping level -> gain (None: not gated)."""
-    if min_gain is None:
+MIN_GAIN_TAKES = (
+    "a fraction above -1 (0.05 is 5 %), a mapping of concurrency levels to such fractions ({1: 0.1, 16: 0.0}), or null"
+)
+
+
+def _fraction(value):
+    """A gain as a float above -1 (a number written as text is one), else None; yes/no is no gain (float(True)
+    would read +100 %)."""
+    if isinstance(value, bool):
         return None
-    if isinstance(min_gain, dict):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > -1 else None
+
+
+def _level_of(key):
+    """A mapping's level as a whole number of streams of 1 or more, else None."""
+    if isinstance(key, bool):
+        return None
+    try:
+        level = int(str(key).strip())
+    except ValueError:
+        return None
+    return level if level >= 1 else None
+
+
+def check_min_gain(min_gain, where="min_gain"):
+    """``min_gain`` as the gate reads it: None, a float above -1, or {level: float or None}; else a ValueError
+    naming ``where``, what it takes and what it got (issue 38: 'ten' read "could not convert string to float",
+    true read +100 %). The role's preflight refuses the same (_deploy_settings); this is the filters' own word."""
+    if min_gain is None or min_gain == "":
+        return None
+    got = "yes/no (true would read +100 %)" if isinstance(min_gain, bool) else show(min_gain)
+    if isinstance(min_gain, Mapping):
+        out = {}
         for key, value in min_gain.items():
-            if int(key) == int(concurrency):
-                return None if value is None else float(value)
-        return None
-    return float(min_gain)
+            level, gain = _level_of(key), None if value is None else _fraction(value)
+            if level is None or (value is not None and gain is None):
+                wrong = f"level {show(key)} is not a whole number of streams, 1 or more"
+                wrong = f"{show(value)} at {key}" if level else wrong
+                raise ValueError(f"{where} must be {MIN_GAIN_TAKES}; got {got}: {wrong}")
+            out[level] = gain
+        return out
+    gain = _fraction(min_gain)
+    if gain is None:
+        raise ValueError(f"{where} must be {MIN_GAIN_TAKES}; got {got}")
+    return gain
+
+
+def required_gain(min_gain, concurrency):
+    """The gain a level must reach: one number for every level, or a mapping level -> gain (None: not gated).
+    A min_gain the gate cannot read is a ValueError naming what it takes (check_min_gain)."""
+    min_gain = check_min_gain(min_gain)
+    if isinstance(min_gain, dict):
+        return min_gain.get(int(concurrency))
+    return min_gain
 
 
 def _pct(x):
@@ -187,6 +238,7 @@ def compare(
     verdict, ok, spread_before, spread_new, noise, within_noise}. ``gain`` (and noise, within_noise) are the
     first level's. ``gate``: off, pass, fail, extend, or unmeasured (a side has no figure: fails closed).
     """
+    min_gain = check_min_gain(min_gain)
     candidate = _with_extension(candidate or {}, extended)
     baseline = baseline or {}
     gated = min_gain is not None or judge_default

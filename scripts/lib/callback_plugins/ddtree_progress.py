@@ -7,8 +7,11 @@ the default one. It writes to the file named by DDTREE_PROGRESS_FILE (the demo's
 - one line per play, and one per host each time the deploy role enters a stage (each stage
   begins with a ddtree.sglang.deploy_record event, whose result names the stage: preflight,
   snapshot, install, options, baseline, switch, probe, ...), and "done" or "restored" at the end;
-- each failure once per host (a failure seen again, e.g. through a nested role's rescue, is not
-  repeated; a loop names the failed item);
+- each failure once per host, when it happens (issue 38: one line per failure). A failure whose words
+  were said already is not said again: a nested role's rescue raising it once more, the candidates'
+  end naming the last one's cause, the host's final failure message repeating cause and fix (the
+  outcome line and the run summary say those). An ignored failure is not the host's: the task that
+  judges it fails next, if it matters. A loop names the failed item;
 - the one-line outcome each host ends with (tasks named "... | Say how it went") and the probe's
   report ("Probe | Report").
 """
@@ -28,6 +31,9 @@ requirements: [DDTREE_PROGRESS_FILE set in the environment]
 
 # Debug tasks whose message is the answer a person waits for.
 _SAY_TASKS = ("| Say how it went", "Probe | Report")
+# A failure message inside another (or holding it) is the same failure said again, when the shorter has
+# this many characters at least: "failed" inside a longer message is no repetition.
+_SAME_WORDS = 16
 
 
 class CallbackModule(CallbackBase):
@@ -80,24 +86,30 @@ class CallbackModule(CallbackBase):
         if name.endswith(_SAY_TASKS) and result._result.get("msg"):
             self._line("{:<12} {}".format(host, " ".join(str(result._result["msg"]).split())))
 
-    def _failed(self, host, msg, ignored=False):
+    def _failed(self, host, msg):
         msg = " ".join(str(msg).split())
-        seen = self._said.setdefault(host, set())
-        if msg in seen:
-            return
-        seen.add(msg)
-        self._line("{:<12} {}{}".format(host, "failed (ignored): " if ignored else "FAILED: ", msg))
+        seen = self._said.setdefault(host, [])
+        # Said already: the same words, or words of a failure said before (a cause inside the host's final
+        # message), or a part of one (an item's message after its loop's own).
+        repeated = any(
+            msg == said or (min(len(msg), len(said)) >= _SAME_WORDS and (said in msg or msg in said)) for said in seen
+        )
+        seen.append(msg)
+        if not repeated:
+            self._line(f"{host:<12} FAILED: {msg}")
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        if result._result.get("results"):
-            return  # a loop: its failed items were named one by one
-        self._failed(result._host.get_name(), result._result.get("msg", "failed"), ignore_errors)
+        if ignore_errors or result._result.get("results"):
+            return  # ignored: not the host's failure; a loop: its failed items were named one by one
+        self._failed(result._host.get_name(), result._result.get("msg", "failed"))
 
     def v2_runner_item_on_failed(self, result):
+        if result._task.ignore_errors:
+            return
         item = result._result.get("item")
         label = item if isinstance(item, (str, int, float)) else ""
         msg = result._result.get("msg", "failed")
-        self._failed(result._host.get_name(), f"{label}: {msg}" if label else msg, result._task.ignore_errors)
+        self._failed(result._host.get_name(), f"{label}: {msg}" if label else msg)
 
     def v2_runner_on_unreachable(self, result):
         self._failed(result._host.get_name(), "UNREACHABLE: {}".format(result._result.get("msg", "")))

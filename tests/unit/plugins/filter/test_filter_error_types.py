@@ -43,6 +43,12 @@ CALLS = [
     ("deploy_settings_errors of a list", "{{ a_list | ddtree.sglang.deploy_settings_errors }}"),
     ("deploy_settings_errors of an unknown setting", "{{ a_mapping | ddtree.sglang.deploy_settings_errors }}"),
     ("sglang_gate_compare of a list", "{{ a_list | ddtree.sglang.sglang_gate_compare(a_mapping) }}"),
+    ("sglang_gate_verdict with min_gain a word", "{{ {} | ddtree.sglang.sglang_gate_verdict({}, min_gain=a_word) }}"),
+    ("sglang_gate_verdict with min_gain yes", "{{ {} | ddtree.sglang.sglang_gate_verdict({}, min_gain=true) }}"),
+    (
+        "sglang_gate_compare with min_gain levels of words",
+        "{{ {} | ddtree.sglang.sglang_gate_compare({}, min_gain=a_mapping) }}",
+    ),
     ("sglang_server_env with env a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, a_list) }}"),
     ("sglang_server_env with a value a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': a_list}) }}"),
     ("sglang_server_env with omit as a value", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': omit}) }}"),
@@ -77,6 +83,7 @@ VARS = {
     "a_list_with_null": [1, None],
     "a_nested_list": [[1, 2]],
     "a_mapping": {"a": 1},
+    "a_word": "ten",
     "a_number_keyed_mapping": {1: "x"},
     "classes": {"c": {"options": {}, "env": {}}},
     "bad_classes": {"c": [1, 2]},
@@ -133,3 +140,14 @@ def test_filter_error_names_no_internal_type(messages, name, expr):
 def test_a_refused_null_is_not_listed_as_allowed(messages):
     msg = messages["sglang_args with null in a list"]["msg"]
     assert "has a list item that is null; the items of a list must be strings or numbers." in msg
+
+
+def test_a_min_gain_the_gate_cannot_read_is_named_with_what_it_takes(messages):
+    # issue 38 item 6: 'ten' read Python's "could not convert string to float"; true read +100 %.
+    takes = (
+        "min_gain must be a fraction above -1 (0.05 is 5 %), a mapping of concurrency levels to such fractions "
+        "({1: 0.1, 16: 0.0}), or null; got "
+    )
+    assert f'sglang_gate_verdict: {takes}"ten"' in messages["sglang_gate_verdict with min_gain a word"]["msg"]
+    assert f"sglang_gate_verdict: {takes}yes/no" in messages["sglang_gate_verdict with min_gain yes"]["msg"]
+    assert f"sglang_gate_compare: {takes}" in messages["sglang_gate_compare with min_gain levels of words"]["msg"]

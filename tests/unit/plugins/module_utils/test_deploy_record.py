@@ -72,7 +72,7 @@ def test_a_failed_probe_rolled_back_and_verified():
     s = dr.summary(record, profile="ddtree", journal="/r/ct129.journal.txt")
     assert s["outcome"] == "rolled_back"
     assert s["failure"]["step"] == "probe"
-    assert "ddtree fails there too" in s["failure"]["fix"] and "/r/ct129.journal.txt" in s["failure"]["fix"]
+    assert "ddtree fails on every rung" in s["failure"]["fix"] and "/r/ct129.journal.txt" in s["failure"]["fix"]
     assert s["downtime_s"] == 39.0
     assert s["downtime"] == {"candidate_load_s": 20.0, "probing_s": 2.5, "restore_s": 1.5, "restored_load_s": 15.0}
     assert s["timings"]["failure_to_verified_s"] == 17.5
@@ -142,9 +142,10 @@ def test_a_restart_stamp_older_than_the_stage_is_another_runs():
 
 
 def test_a_failed_algorithm_gets_the_next_steps():
-    # DDTree failing on a class: keep NEXTN, try the variants, or report upstream with the journal.
+    # DDTree failing on a class: keep NEXTN, let the candidate ladder or the tune try the variants (issue 38), or
+    # report upstream with the journal.
     probe = " ".join(dr.stage("probe")["fix"].split())
-    for words in ("NEXTN", "nograph", "small", "#29907", "{journal}"):
+    for words in ("NEXTN", "ddtree_deploy_candidate_list: ladder_ampere", "ddtree.sglang.tune", "#29907", "{journal}"):
         assert words in probe, words
 
 

@@ -449,6 +449,48 @@ def test_the_verdict_filter_checks_its_input():
         sglang_gate_verdict(NEXTN_BENCH, baseline=NEXTN_BENCH, slo={"ttft_ms": 1000})
 
 
+# issue 38 item 6: min_gain 'ten' read "could not convert string to float"; true read +100 %.
+MIN_GAIN_TAKES = (
+    "min_gain must be a fraction above -1 (0.05 is 5 %), a mapping of concurrency levels to such fractions "
+    "({1: 0.1, 16: 0.0}), or null; got "
+)
+
+
+@pytest.mark.parametrize(
+    ("min_gain", "got"),
+    [
+        ("ten", '"ten"'),
+        (True, "yes/no (true would read +100 %)"),
+        (False, "yes/no (true would read +100 %)"),
+        (-1, "-1"),
+        (float("nan"), "NaN"),
+        ([0.1], "[0.1]"),
+        ({1: "ten"}, '{"1": "ten"}: "ten" at 1'),
+        ({1: True}, '{"1": true}: true at 1'),
+        ({"all": 0.1}, '{"all": 0.1}: level "all" is not a whole number of streams, 1 or more'),
+        ({0: 0.1}, '{"0": 0.1}: level 0 is not a whole number of streams, 1 or more'),
+    ],
+)
+def test_the_gate_filters_name_min_gain_and_what_it_takes(min_gain, got):
+    with pytest.raises(AnsibleFilterError) as verdict_error:
+        sglang_gate_verdict(NEXTN_BENCH, baseline=NEXTN_BENCH, min_gain=min_gain)
+    assert str(verdict_error.value) == "sglang_gate_verdict: " + MIN_GAIN_TAKES + got
+    with pytest.raises(AnsibleFilterError) as compare_error:
+        sglang_gate_compare({}, baseline={}, min_gain=min_gain)
+    assert str(compare_error.value) == "sglang_gate_compare: " + MIN_GAIN_TAKES + got
+    # and the module_utils' own callers get the same words, never Python's
+    with pytest.raises(ValueError, match=r"^min_gain must be a fraction above -1"):
+        required_gain(min_gain, 1)
+
+
+def test_min_gain_written_as_text_is_read_as_the_role_reads_it():
+    # -e ddtree_deploy_min_gain=0.1 gives text; the role's preflight takes a number written as text
+    assert required_gain("0.1", 16) == 0.1 and required_gain({"16": "0.05", 1: None}, 16) == 0.05
+    assert required_gain({"16": "0.05", 1: None}, 1) is None
+    v = sglang_gate_verdict(DDTREE_BENCH, baseline=NEXTN_BENCH, min_gain="0.1")
+    assert v["gate"] in ("pass", "fail") and {g["required"] for g in v["gains"]} == {0.1}
+
+
 def test_the_not_worse_judgement_needs_the_running_units_baseline_as_the_gain_gate_does():
     failed = {"measured": False, "failures": ["completions: HTTP 400"]}
     side = deploy_baseline(failed, unit=RUNNING, service="sglang-qwen", not_worse=True)
