@@ -183,6 +183,7 @@ class Record:
         "error_kind",
         "retry_after",
         "doubt",
+        "asked",
     )
 
     def __init__(self, worker, start, counted=True):
@@ -201,6 +202,7 @@ class Record:
         self.error_kind = None  # "HTTP 429", "reset", "timeout", "error event", ... (errors are grouped by it)
         self.retry_after = None  # a refusal (429/503): the seconds its Retry-After asked for, or -1 without one
         self.doubt = None  # why the server's token count was not believed (_sse.count_doubt), if it was not
+        self.asked = None  # the max_tokens it asked for
 
     @property
     def completed(self):
@@ -306,6 +308,12 @@ def repeat_rates(records, concurrency, window_start, duration, repeats):
     return rates
 
 
+# What to do when requests outlast a level's window (the role's variable named: the gate is this module's main user).
+RAISE_DURATION = (
+    "raise duration (ddtree_deploy_gate_duration in ddtree_deploy) to several requests' length, or lower max_tokens"
+)
+
+
 class Bench:
     def __init__(self, base_url, clock=time.monotonic, **options):
         unknown = set(options) - set(DEFAULTS)
@@ -316,6 +324,9 @@ class Bench:
         self.o = o
         self.base_url = (base_url or "").rstrip("/")
         self.clock = clock
+        # Tokens and content chunks of the requests completed so far with the server's own count: how many tokens a
+        # chunk carries on this server (a speculative one sends several), for a cut request's estimate.
+        self._chunk_tokens = [0, 0]
         self._validate()
 
     # ------------------------------------------------------------------ options
@@ -468,22 +479,32 @@ class Bench:
                 missing = level["concurrency"] - level["streams_measured"]
                 reasons.append(
                     f"at concurrency {level['concurrency']}, {missing} stream(s) started no request inside the "
-                    f"{_num(self.o['duration'])} s window (one request outlasted it): lengthen duration or lower "
-                    "max_tokens"
+                    f"{_num(self.o['duration'])} s window (one request outlasted it{self._takes(level, ', ')}): "
+                    f"{RAISE_DURATION}"
                 )
         return reasons
 
     def _outlasted(self, level):
-        """Why no request could be counted when every stream's request outlasted the window: how long they had run
-        (issue 38: 8 s requests in a 6 s window read only "none ended in time")."""
+        """Why no request could be counted when every stream's request outlasted the window: how long one takes, how
+        long they had run, what to raise (issue 38: 8 s requests in a 6 s window read only "none ended in time")."""
         running = level.get("outlasted_window_s")
         if level["errors"]["count"] or not running:
             return ""
+        takes = self._takes(level)
+        takes = f"{takes}, longer than the" if takes else "a request takes longer than the"
         return (
-            f": no request started inside the {_num(self.o['duration'])} s window, each stream's was still running "
-            f"when it ended (after {_num(running)} s at least), so a request takes longer than the window; lengthen "
-            "duration (ddtree_deploy_gate_duration in ddtree_deploy) to several requests' length, or lower max_tokens"
+            f": {takes} {_num(self.o['duration'])} s window (no request started inside it; each stream's was still "
+            f"running when it ended, after {_num(running)} s): {RAISE_DURATION}"
         )
+
+    @staticmethod
+    def _takes(level, lead=""):
+        """ "a request takes about 8 s" from the level's estimate (_request_estimate), or "" without one."""
+        estimate = level.get("request_estimate_s")
+        if not estimate:
+            return ""
+        bound = "about" if estimate["known"] else "up to about"
+        return f"{lead}a request takes {bound} {_num(estimate['seconds'])} s"
 
     def _error_share_reason(self, level):
         """Why a level with too many failed requests fails: the share, each kind's count and first words, the fix."""
@@ -624,6 +645,7 @@ class Bench:
                         state["pending"] += 1
                 rec = Record(i, start, counted)
                 rec.prompt = k % len(self.prompts)
+                rec.asked = self.prompts[rec.prompt].get("max_tokens") or self.o["max_tokens"]
                 self._request(client, self.prompts[rec.prompt], rec, state)
                 k += 1
                 pause = _pause(rec, pause)
@@ -664,10 +686,8 @@ class Bench:
         figures["rates"] = repeat_rates(records, n, window_start, self.o["duration"], self.o["repeats"])
         figures["window_s"] = _r(self.o["duration"], 3)
         figures["backoff"] = {"waits": state["backoffs"], "seconds": _r(state["backoff_s"], 3)}
-        # No request counted: how long the requests that were cut at the window's end had run (a lower bound).
-        running = [r.end - r.start for r in records if not r.counted and r.cut and r.start < window_start]
-        if not reached and not any(r.counted for r in records) and running:
-            figures["outlasted_window_s"] = _r(min(running), 3)
+        if not reached:
+            figures.update(self._outlasting(records, window_start))
         figures["elapsed_s"] = _r(clock() - t0, 3)
         figures["client_cpu_s"] = _r(time.process_time() - cpu0, 3)
         if reached:
@@ -676,6 +696,45 @@ class Bench:
             figures["cut_by_deadline"] = True
             figures.update(dict.fromkeys(CUT_RATES), rates=[])
         return figures, reached
+
+    def _outlasting(self, records, window_start):
+        """Requests from the warmup still running at the window's end, cut: how long they had run when none was
+        counted (``outlasted_window_s``, a lower bound), and how long one takes at its pace (``request_estimate_s``;
+        issue 38: 8 s requests in a 6 s window read only "none ended in time")."""
+        self._learn_chunk_tokens(records)
+        running = [r for r in records if not r.counted and r.cut and r.start < window_start]
+        out = {}
+        if running and not any(r.counted for r in records):
+            out["outlasted_window_s"] = _r(min(r.end - r.start for r in running), 3)
+        estimate = self._request_estimate(running)
+        if estimate is not None:
+            out["request_estimate_s"] = estimate
+        return out
+
+    def _learn_chunk_tokens(self, records):
+        for r in records:
+            if r.completed and r.times and r.token_source in ("usage", "meta_info") and not r.doubt:
+                self._chunk_tokens[0] += r.tokens
+                self._chunk_tokens[1] += len(r.times)
+
+    def _request_estimate(self, running):
+        """How long a request of this level takes, from requests cut while still running: the time to its last
+        chunk, plus the tokens it had left of its max_tokens at the pace its chunks came (the median over the cut
+        requests). ``{seconds, tokens_per_chunk, known}``; ``known`` False when no request of the run completed
+        with the server's own count, so a chunk is taken as one token and the estimate is an upper bound (a
+        speculative server sends several). None when no cut request had two chunks."""
+        tokens, chunks = self._chunk_tokens
+        per_chunk = tokens / float(chunks) if chunks else 1.0
+        each = []
+        for r in running:
+            if len(r.times) < 2 or not r.asked or r.times[-1] <= r.times[0]:
+                continue
+            pace = (len(r.times) - 1) / (r.times[-1] - r.times[0])  # chunks a second after the first
+            left = max(0.0, r.asked / per_chunk - len(r.times))
+            each.append(max(r.end - r.start, r.times[-1] - r.start + left / pace))
+        if not each:
+            return None
+        return {"seconds": _r(percentile(each, 50), 2), "tokens_per_chunk": _r(per_chunk, 2), "known": bool(chunks)}
 
     def _back_off(self, cond, state, seconds):
         """Wait ``seconds`` (a refusal's Retry-After or backoff) before a stream's next request, or until the level

@@ -182,8 +182,8 @@ notes:
   - A level where no request completed fails the module, with the first error messages. A level where more
     than O(max_error_share) of the counted requests failed fails too, naming the kinds of error (for example
     C(HTTP 429 x 1200, HTTP 503 x 471)) and the first of each; RV(levels[].errors) counts them by kind. A
-    level where a stream started no request inside the window (one request outlasted it) fails too, naming the
-    fix.
+    level where a stream started no request inside the window (one request outlasted it) fails too, saying how
+    long a request takes (RV(levels[].request_estimate_s)) and what to raise.
   - The module's own CPU time is returned (RV(client_cpu_s)); at 16 streams it is a few percent of one core, so
     the client does not limit what it measures (C(docs/bench.md) has the figures).
 seealso:
@@ -370,6 +370,18 @@ levels:
       type: float
       returned: when no request started inside the window
       sample: 8.1
+    request_estimate_s:
+      description:
+        - How long a request of the level takes, from the requests of the warmup cut while still running at the
+          window's end - C(seconds) to the last chunk, plus the tokens left of O(max_tokens) at the pace the chunks
+          came (the median over those requests).
+        - C(tokens_per_chunk) is learned from the run's completed requests with the server's own count (C(known)
+          true); without one a chunk is one token and the estimate an upper bound (a speculative server sends
+          several). The level's message says "a request takes about 8 s, longer than the 6 s window" and what to
+          raise.
+      type: dict
+      returned: when a request outlasted the window
+      sample: {seconds: 8.05, tokens_per_chunk: 2.4, known: true}
     cut_by_deadline:
       description: True when the deadline passed during the level; its aggregate rates are then none.
       type: bool

@@ -5,6 +5,7 @@ usage, and real closed-loop runs against the simulator checked against its confi
 
 import json
 import random
+import re
 import statistics
 import time
 
@@ -299,9 +300,12 @@ def test_a_stream_whose_one_request_outlasts_the_window_fails_the_level(scripted
     level = r["levels"][0]
     assert level["completed"] > 0 and level["streams_measured"] == 1
     assert r["failed"]
+    # its request sent no chunk before the window ended: no pace, so no estimate of its length
+    assert "request_estimate_s" not in level
     assert r["msg"] == (
         "at concurrency 2, 1 stream(s) started no request inside the 0.5 s window (one request outlasted it): "
-        "lengthen duration or lower max_tokens"
+        "raise duration (ddtree_deploy_gate_duration in ddtree_deploy) to several requests' length, or lower "
+        "max_tokens"
     )
 
 
@@ -631,8 +635,69 @@ def test_requests_longer_than_the_window_fail_saying_so_and_what_to_lengthen(scr
     r = Bench(url, concurrency=2, duration=0.3, warmup=0.1, max_tokens=2).run()
     level = r["levels"][0]
     assert r["failed"] and level["completed"] == 0 and level["outlasted_window_s"] >= 0.3
+    # its requests sent no chunk before the window ended: no pace, so no estimate of how long one takes
     assert r["msg"].startswith(
-        "no request completed at concurrency 2 (0 error(s); first: none ended in time): no request started inside "
-        "the 0.3 s window, each stream's was still running when it ended (after "
+        "no request completed at concurrency 2 (0 error(s); first: none ended in time): a request takes longer than "
+        "the 0.3 s window (no request started inside it; each stream's was still running when it ended, after "
     )
-    assert "lengthen duration (ddtree_deploy_gate_duration in ddtree_deploy)" in r["msg"]
+    assert r["msg"].endswith(
+        "s): raise duration (ddtree_deploy_gate_duration in ddtree_deploy) to several requests' length, or lower "
+        "max_tokens"
+    )
+
+
+# --- issue 38 item 5: long answers against the gate's window, on the simulator ---------------------------------
+# The issue's case scaled down 8 times: 256-token answers at 32 tok/s per stream at 16 streams (8 s, a 6 s window)
+# become 40-token answers at 40 tok/s per stream at 4 streams (0.05 + 39 / 40 = 1.03 s, the simulator's request
+# time, tests/sglang_sim/README.md "Batching") in a 0.5 s window; at one stream 400 tok/s (0.15 s) completes. Chunks
+# carry 3 tokens on average (accept length 3, as a speculative server sends them).
+LONG_ENV = {"SGLANG_SIM_RATES": '{"1": 400, "4": 40}', "SGLANG_SIM_TTFT_S": "0.05", "SGLANG_SIM_ACCEPT_LENGTH": "3"}
+LONG = {"duration": 0.5, "warmup": 0.3, "max_tokens": 40}
+OUTLASTED = re.compile(
+    r"^no request completed at concurrency 4 \(0 error\(s\); first: none ended in time\): a request takes "
+    r"(?P<bound>about|up to about) (?P<takes>[\d.]+) s, longer than the 0\.5 s window \(no request started inside "
+    r"it; each stream's was still running when it ended, after (?P<ran>[\d.]+) s\): raise duration "
+    r"\(ddtree_deploy_gate_duration in ddtree_deploy\) to several requests' length, or lower max_tokens$"
+)
+
+
+def test_requests_longer_than_the_window_say_how_long_one_takes_and_what_to_raise(shared_sim):
+    sim = shared_sim("healthy", None, env=LONG_ENV)
+    r = Bench(sim.base_url, concurrency=[1, 4], **LONG).run()
+    one, four = r["levels"]
+    assert one["completed"] > 0 and four["completed"] == 0 and r["failed"]
+    said = OUTLASTED.match(r["msg"])
+    assert said, r["msg"]
+    estimate = four["request_estimate_s"]
+    # The tokens a chunk carries were learned from level 1's completed requests (the server's usage count).
+    assert said["bound"] == "about" and estimate["known"] and estimate["tokens_per_chunk"] > 1.5, estimate
+    assert float(said["takes"]) == pytest.approx(estimate["seconds"], abs=0.01)
+    # It had run the window and more (a lower bound), and takes longer than that at its pace.
+    assert estimate["seconds"] >= four["outlasted_window_s"] == pytest.approx(float(said["ran"]), abs=0.01)
+    assert four["outlasted_window_s"] >= LONG["duration"]
+    # The gate's baseline: the deploy stops before the switch saying so (the issue's "cannot be measured").
+    running = {"exists": True, "active": True}
+    side = _gate.baseline(_gate.summarise(r), unit=running, service="sglang-qwen", not_worse=True)
+    assert side["stop"].startswith(
+        "the baseline cannot be measured: no request completed at concurrency 4 (0 error(s); first: none ended in "
+        f"time): a request takes about {said['takes']} s, longer than the 0.5 s window"
+    ), side["stop"]
+    assert "raise duration (ddtree_deploy_gate_duration in ddtree_deploy)" in side["stop"]
+
+
+def test_without_a_completed_request_a_chunk_is_one_token_and_the_estimate_an_upper_bound(shared_sim):
+    sim = shared_sim("healthy", None, env=LONG_ENV)
+    r = Bench(sim.base_url, concurrency=4, **LONG).run()
+    said = OUTLASTED.match(r["msg"])
+    assert said and said["bound"] == "up to about", r["msg"]
+    estimate = r["levels"][0]["request_estimate_s"]
+    assert not estimate["known"] and estimate["tokens_per_chunk"] == 1.0
+    assert estimate["seconds"] >= r["levels"][0]["outlasted_window_s"]
+
+
+@pytest.mark.wallclock
+def test_the_estimate_of_a_long_request_is_its_length_on_the_simulator(shared_sim):
+    sim = shared_sim("healthy", None, env=LONG_ENV)
+    r = Bench(sim.base_url, concurrency=[1, 4], **LONG).run()
+    # 0.05 s to the first token, then 39 tokens at 40 tok/s: 1.03 s
+    assert r["levels"][1]["request_estimate_s"]["seconds"] == pytest.approx(0.05 + 39 / 40, rel=0.2), r["levels"][1]
