@@ -70,7 +70,9 @@ options:
     type: str
     default: deploy
   load_mix:
-    description: The tune's load mix (C(ddtree_deploy_load_mix)), a mapping level -> weight, or null.
+    description:
+      - The tune's load mix (C(ddtree_deploy_load_mix)), a mapping level -> weight, or null.
+      - Without O(levels_given) and levels in O(traffic), the levels are the mix's (C(levels_msg) says so).
     type: dict
 """
 
@@ -144,6 +146,7 @@ def sglang_gate_verdict(
         extended=sides[2],
         traffic=traffic if isinstance(traffic, dict) and not traffic.get("skipped") else None,
         levels_given=levels_given or None,
+        mix=load_mix or None,
         min_gain=min_gain,
         judge_default=bool(not_worse),
         slo=slo,

@@ -479,7 +479,7 @@ def _equivalence(candidate, baseline, tokens):
     return eq
 
 
-def verdict(candidate, baseline, extended=None, traffic=None, levels_given=None, **options):
+def verdict(candidate, baseline, extended=None, traffic=None, levels_given=None, mix=None, **options):
     """The gate's verdict in one step from both sides' ``llm_bench`` results (as the role registers them), the
     extension's (``extended``, the candidate measured again at the levels an inconclusive verdict named), and
     where the levels came from: compare()'s verdict, with ``baseline`` and ``new`` (both sides' summaries) and
@@ -489,18 +489,22 @@ def verdict(candidate, baseline, extended=None, traffic=None, levels_given=None,
     again = summarise(extended) if extended is not None else None
     out = compare(new, before, extended=again, **options)
     levels = [lv["concurrency"] for lv in before["levels"]]
-    out.update(baseline=before, new=new, levels_msg=levels_note(levels, traffic, levels_given))
+    out.update(baseline=before, new=new, levels_msg=levels_note(levels, traffic, levels_given, mix))
     return out
 
 
-def levels_note(levels, traffic=None, given=None):
-    """Where the gate's levels came from, in one line of the report: the host's own traffic (sglang_traffic's
-    "your traffic: ..."), the operator's list, or the default, saying that Prometheus would give them."""
+def levels_note(levels, traffic=None, given=None, mix=None):
+    """Where the gate's levels came from, in one line of the report, in the role's order
+    (__ddtree_deploy_gate_levels): the operator's list, the host's own traffic (sglang_traffic's "your traffic:
+    ..."), the operator's load mix (``mix`` without traffic: ddtree_deploy_load_mix), or the default, saying that
+    Prometheus would give them."""
     shown = ", ".join(str(x) for x in levels)
-    if traffic and traffic.get("levels"):
-        return f"{traffic.get('msg')}: levels {shown}"
     if given:
         return f"levels {shown}: ddtree_deploy_gate_concurrency"
+    if traffic and traffic.get("levels"):
+        return f"{traffic.get('msg')}: levels {shown}"
+    if mix:
+        return f"levels {shown}: the levels of ddtree_deploy_load_mix"
     return (
         f"levels {shown}: the default, one stream and the unit's max_running_requests up to 16 (no Prometheus: "
         "ddtree_deploy_prometheus_url gives the levels your traffic has)"

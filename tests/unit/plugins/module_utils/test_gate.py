@@ -438,6 +438,14 @@ def test_the_verdict_says_where_its_levels_came_from():
     assert given == "levels 1, 9, 22: ddtree_deploy_gate_concurrency"
     skipped = sglang_gate_verdict(bench, baseline=bench, traffic={"skipped": True})["levels_msg"]
     assert skipped.startswith("levels 1, 9, 22: the default") and "ddtree_deploy_prometheus_url" in skipped
+    # Issue 35: the operator's load mix gives the levels when no list is given (the role's order: list, traffic, mix).
+    mix = {"1": 0.5, "9": 0.3, "22": 0.2}
+    assert sglang_gate_verdict(bench, baseline=bench, load_mix=mix)["levels_msg"] == (
+        "levels 1, 9, 22: the levels of ddtree_deploy_load_mix"
+    )
+    assert sglang_gate_verdict(bench, baseline=bench, levels_given=[1, 9, 22], load_mix=mix, traffic=traffic)[
+        "levels_msg"
+    ] == ("levels 1, 9, 22: ddtree_deploy_gate_concurrency")
 
 
 def test_the_verdict_filter_checks_its_input():

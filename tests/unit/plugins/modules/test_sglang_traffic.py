@@ -158,7 +158,7 @@ PLAY = """
     - {role}/defaults/main.yml
     - {role}/vars/main.yml
   module_defaults:
-    ddtree.sglang.sglang_traffic: "{{{{ __ddtree_deploy_prometheus_defaults }}}}"
+    ddtree.sglang.sglang_traffic: "{{{{ __ddtree_deploy_traffic_defaults }}}}"
   tasks:
     - name: The baseline stage's task, as baseline.yml runs it
       ddtree.sglang.sglang_traffic:
@@ -166,15 +166,21 @@ PLAY = """
       register: __ddtree_deploy_traffic
       when: __ddtree_deploy_traffic_wanted | bool
     - ansible.builtin.copy:
-        content: "{{{{ {{'levels': levels, 'msg': traffic_msg, 'levels_msg': levels_msg}} | to_json }}}}"
+        content: "{{{{ {{'levels': levels, 'msg': traffic_msg, 'levels_msg': levels_msg, 'mix': mix}} | to_json }}}}"
         dest: "{{{{ playbook_dir }}}}/levels.json"
       vars:
         levels: "{{{{ __ddtree_deploy_gate_levels }}}}"
         traffic_msg: "{{{{ (__ddtree_deploy_traffic | default({{}})).msg | default(none) }}}}"
+        mix: "{{{{ __ddtree_deploy_load_mix }}}}"
         levels_msg: >-
           {{{{ (bench | ddtree.sglang.sglang_gate_verdict(baseline=bench, traffic=__ddtree_deploy_traffic,
-                                                        levels_given=ddtree_deploy_gate_concurrency)).levels_msg }}}}
+                levels_given=ddtree_deploy_gate_concurrency, load_mix=__ddtree_deploy_load_mix)).levels_msg }}}}
 """
+
+
+def bench(levels):
+    """One side's llm_bench result at these levels (what the verdict reads its levels from)."""
+    return {"concurrency": levels, "levels": [{"concurrency": c} for c in levels], "greedy": []}
 
 
 def _role_levels(tmp_path, ansible_cli_env, variables):
@@ -184,7 +190,7 @@ def _role_levels(tmp_path, ansible_cli_env, variables):
     variables = {
         "ansible_python_interpreter": sys.executable,
         "__ddtree_deploy_snapshot": {"unit": {"exists": True, "active": True}},
-        "bench": {"concurrency": [1, 9, 22], "levels": [{"concurrency": c} for c in (1, 9, 22)], "greedy": []},
+        "bench": bench([1, 9, 22]),
         **variables,
     }
     proc = subprocess.run(
@@ -216,3 +222,42 @@ def test_without_prometheus_or_with_levels_given_the_deploy_says_where_its_level
     assert "the default" in default["levels_msg"] and "ddtree_deploy_prometheus_url" in default["levels_msg"]
     given = _role_levels(tmp_path, ansible_cli_env, {"ddtree_deploy_gate_concurrency": [1, 4]})
     assert given["levels"] == [1, 4] and not given["msg"]
+
+
+def test_with_a_load_mix_and_no_levels_the_gate_measures_the_mixs_levels(week, tmp_path, ansible_cli_env):
+    """Issue 35: the tune scores the candidates over the operator's mix, so the gate measures its levels; the
+    host's Prometheus history is not read for levels the operator's mix already names."""
+    mix = {"1": 0.2, "8": 0.8}
+    alone = _role_levels(tmp_path, ansible_cli_env, {"ddtree_deploy_load_mix": mix, "bench": bench([1, 8])})
+    assert alone["levels"] == [1, 8] and not alone["msg"]
+    assert alone["levels_msg"] == "levels 1, 8: the levels of ddtree_deploy_load_mix"
+    server, _fed = week
+    with_prometheus = {
+        "ddtree_deploy_load_mix": mix,
+        "bench": bench([1, 8]),
+        "ddtree_deploy_prometheus_url": server.url,
+    }
+    found = _role_levels(tmp_path, ansible_cli_env, dict(with_prometheus, ddtree_deploy_mode="tune"))
+    assert found == alone
+
+
+def test_a_tune_with_levels_given_and_no_mix_takes_its_mix_from_prometheus_over_those_levels(
+    week, tmp_path, ansible_cli_env
+):
+    """Issue 35: the Prometheus history as the tune's load mix, over the gate's levels the operator gave."""
+    server, fed = week
+    variables = {
+        "ddtree_deploy_prometheus_url": server.url,
+        "sglang_port": 30000,
+        "ddtree_deploy_gate_concurrency": [1, 16],
+        "ddtree_deploy_mode": "tune",
+        "bench": bench([1, 16]),
+    }
+    found = _role_levels(tmp_path, ansible_cli_env, variables)
+    assert found["levels"] == [1, 16]
+    assert found["levels_msg"] == "levels 1, 16: ddtree_deploy_gate_concurrency"
+    expected = fed_mix(fed, [1, 16])
+    assert {int(k): v for k, v in found["mix"].items()} == {k: pytest.approx(v, abs=0.003) for k, v in expected.items()}
+    # A deploy with levels given reads no traffic (its gate needs no mix), as before.
+    deploy = _role_levels(tmp_path, ansible_cli_env, dict(variables, ddtree_deploy_mode="deploy"))
+    assert deploy["levels"] == [1, 16] and not deploy["msg"] and not deploy["mix"]
