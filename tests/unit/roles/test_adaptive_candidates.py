@@ -62,8 +62,8 @@ PLAY = """
 RECORD
         - name: The options checked
           ansible.builtin.copy:
-            content: "{{ {'argv': __sglang_options | default({}) | ddtree.sglang.sglang_args('argv'),
-                          'release': __sglang_release | default({})} | to_json }}"
+            content: "{{ {'argv': sglang_server_options | default({}) | ddtree.sglang.sglang_args('argv'),
+                          'release': sglang_release | default({})} | to_json }}"
             dest: "{{ out }}/options.json"
             mode: "0600"
 """.replace("RECORD\n", RECORD)
@@ -202,3 +202,81 @@ def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_
     rc, out, _course, options = check(tmp_path, ansible_cli_env, release, {"name": "ddtree", "profile": "ddtree"})
     assert rc == 0, out
     assert "--speculative-adaptive" not in options["argv"]
+
+
+# switch.yml checks every candidate's options (last to first), then candidate.yml sets each later candidate's
+# options again before its switch: 2N-1 runs of preflight_release. The sglang role reads the release once and
+# checks each distinct option set against its flags once (issue 37 item 5).
+PLAY_CANDIDATES = PLAY.split("  tasks:\n")[0] + """  tasks:
+    - name: The host's systemd, as the setup module reads it on a Debian 12 host
+      ansible.builtin.set_fact:
+        systemd: {version: 252, features: ""}
+        cacheable: true
+    - name: The run's record, as preflight.yml begins it
+      ddtree.sglang.deploy_record: {event: preflight, start: run}
+    - name: The tables, as preflight.yml loads them
+      ansible.builtin.include_role: {name: ddtree.sglang.sglang, tasks_from: tables}
+    - name: As switch.yml and then candidate.yml run the options step
+      ansible.builtin.include_role:
+        name: ddtree.sglang.ddtree_deploy
+        tasks_from: role_step
+      vars:
+        __ddtree_deploy_sglang_step: preflight_release
+        __ddtree_deploy_candidate: "{{ item }}"
+      loop: "{{ candidates | reverse | list + candidates[1:] }}"
+    - name: The options left for the last candidate's switch
+      ansible.builtin.copy:
+        content: "{{ {'argv': sglang_server_options | ddtree.sglang.sglang_args('argv'),
+                      'release': sglang_release, 'tables': sglang_tables.profiles | list} | to_json }}"
+        dest: "{{ out }}/options.json"
+        mode: "0600"
+"""
+
+
+def _task_results(out):
+    """Each task's name and the first host status under it (ok, changed, skipping, failed, fatal), in order."""
+    results = []
+    for block in out.split("TASK [")[1:]:
+        name = block.split("]", 1)[0].split(" : ", 1)[-1]
+        statuses = [line.split(":")[0] for line in block.splitlines()[1:] if line.split(":")[0] in
+                    ("ok", "changed", "skipping", "failed", "fatal")]  # fmt: skip
+        results.append((name, statuses))
+    return results
+
+
+def test_the_release_is_read_once_and_each_option_set_checked_once_for_every_candidate(
+    tmp_path, ansible_cli_env, release
+):
+    (tmp_path / "play.yml").write_text(PLAY_CANDIDATES)
+    candidates = [
+        {"index": 1, "of": 3, "name": "ddtree", "profile": "ddtree", "variants": [], "extra_args": {}},
+        {"index": 2, "of": 3, "name": "ddtree+small", "profile": "ddtree", "variants": ["small"], "extra_args": {}},
+        {"index": 3, "of": 3, "name": "nextn", "profile": "nextn", "variants": [], "extra_args": {}},
+    ]
+    extra = {
+        "candidates": candidates,
+        "out": str(tmp_path),
+        "sglang_release_path": str(release),
+        "sglang_launch_command": f"{sys.executable} -m sglang.launch_server",
+        "ansible_python_interpreter": sys.executable,
+    }
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "play.yml"]
+        + ["--extra-vars", json.dumps(extra)],
+        env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    results = _task_results(out)
+    reads = [statuses for name, statuses in results if name == "Read the SGLang release the unit runs"]
+    checks = [statuses for name, statuses in results if name == "Check the options against the release's own flags"]
+    assert len(reads) == len(checks) == 5, results  # 2N-1 runs of the step for N = 3
+    assert sum(s == ["ok"] for s in reads) == 1 and sum(s == ["skipping"] for s in reads) == 4, reads
+    assert sum(s == ["ok"] for s in checks) == 3 and sum(s == ["skipping"] for s in checks) == 2, checks
+    options = json.loads((tmp_path / "options.json").read_text())
+    # The last run was the third candidate's: its options are the ones the switch renders.
+    argv = options["argv"]
+    assert argv[argv.index("--speculative-algorithm") + 1] == "NEXTN", argv
+    assert options["release"]["version"] == VERSION
+    assert options["release"]["package_dir"].endswith("/sglang")
+    assert "ddtree" in options["tables"]

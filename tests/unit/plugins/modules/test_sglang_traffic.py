@@ -162,7 +162,7 @@ PLAY = """
   tasks:
     - name: The baseline stage's task, as baseline.yml runs it
       ddtree.sglang.sglang_traffic:
-        cap: "{{{{ (__sglang_options | default({{}})).max_running_requests | default(omit) }}}}"
+        cap: "{{{{ (sglang_server_options | default({{}})).max_running_requests | default(omit) }}}}"
       register: __ddtree_deploy_traffic
       when: __ddtree_deploy_traffic_wanted | bool
     - ansible.builtin.copy:
