@@ -207,7 +207,9 @@ def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_
 # switch.yml checks every candidate's options (last to first), then candidate.yml sets each later candidate's
 # options again before its switch: 2N-1 runs of preflight_release. The sglang role reads the release once and
 # checks each distinct option set against its flags once (issue 37 item 5).
-PLAY_CANDIDATES = PLAY.split("  tasks:\n")[0] + """  tasks:
+PLAY_CANDIDATES = (
+    PLAY.split("  tasks:\n")[0]
+    + """  tasks:
     - name: The host's systemd, as the setup module reads it on a Debian 12 host
       ansible.builtin.set_fact:
         systemd: {version: 252, features: ""}
@@ -231,6 +233,7 @@ PLAY_CANDIDATES = PLAY.split("  tasks:\n")[0] + """  tasks:
         dest: "{{ out }}/options.json"
         mode: "0600"
 """
+)
 
 
 def _task_results(out):
