@@ -208,7 +208,7 @@ def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_
 # options again before its switch: 2N-1 runs of preflight_release. The sglang role reads the release once and
 # checks each distinct option set against its flags once (issue 37 item 5).
 PLAY_CANDIDATES = (
-    PLAY.split("  tasks:\n")[0]
+    PLAY.split("  tasks:\n", maxsplit=1)[0]
     + """  tasks:
     - name: The host's systemd, as the setup module reads it on a Debian 12 host
       ansible.builtin.set_fact:
