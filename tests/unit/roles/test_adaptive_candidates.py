@@ -10,12 +10,11 @@ adaptive DDTREE candidate is refused with the release's own reason (read from ad
 record says the unit was not touched."""
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
+from playbook_harness import run_playbook
 from sglang_releases import pinned_sglang_version, unpack_sglang
 
 VERSION = pinned_sglang_version()
@@ -78,27 +77,15 @@ def release(tmp_path_factory):
 
 
 def check(tmp_path, env, release, candidate):
-    (tmp_path / "play.yml").write_text(PLAY)
     extra = {
         "candidate": dict({"index": 1, "of": 1, "variants": [], "extra_args": {}}, **candidate),
         "out": str(tmp_path),
         "sglang_release_path": str(release),
         "sglang_launch_command": f"{sys.executable} -m sglang.launch_server",
-        "ansible_python_interpreter": sys.executable,
     }
-    rc, out = playbook(tmp_path, env, extra)
+    rc, out = run_playbook(tmp_path, env, PLAY, extra)
     course = json.loads((tmp_path / "course.json").read_text())
     return rc, out, course, json.loads((tmp_path / "options.json").read_text())
-
-
-def playbook(tmp_path, env, extra):
-    """ansible-playbook play.yml on localhost with these extra vars: (return code, what it printed)."""
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "play.yml"]
-        + ["--extra-vars", json.dumps(extra)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def test_an_adaptive_nextn_candidate_renders_flags_the_pinned_release_accepts(tmp_path, ansible_cli_env, release):
@@ -164,7 +151,6 @@ def test_an_adaptive_ddtree_candidate_is_refused_in_preflight_and_nothing_is_tou
         "[Service]\nExecStart=/opt/sglang/bin/python -m sglang.launch_server\n"
     )
     before = tree(host)
-    (tmp_path / "play.yml").write_text(PREFLIGHT)
     extra = {
         "ddtree_deploy_mode": "tune",
         "ddtree_deploy_min_gain": 0.0,
@@ -176,9 +162,8 @@ def test_an_adaptive_ddtree_candidate_is_refused_in_preflight_and_nothing_is_tou
         "sglang_model_path": "/srv/models/Qwen3.6-27B",
         "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
         "out": str(tmp_path),
-        "ansible_python_interpreter": sys.executable,
     }
-    rc, out = playbook(tmp_path, ansible_cli_env, extra)
+    rc, out = run_playbook(tmp_path, ansible_cli_env, PREFLIGHT, extra)
     assert rc == 2, out
     said = " ".join(out.replace('\\"', '"').split())
     assert "Preflight | Check the candidates, the fallback profile and the model paths" in said, said
@@ -250,7 +235,6 @@ def _task_results(out):
 def test_the_release_is_read_once_and_each_option_set_checked_once_for_every_candidate(
     tmp_path, ansible_cli_env, release
 ):
-    (tmp_path / "play.yml").write_text(PLAY_CANDIDATES)
     candidates = [
         {"index": 1, "of": 3, "name": "ddtree", "profile": "ddtree", "variants": [], "extra_args": {}},
         {"index": 2, "of": 3, "name": "ddtree+small", "profile": "ddtree", "variants": ["small"], "extra_args": {}},
@@ -261,15 +245,9 @@ def test_the_release_is_read_once_and_each_option_set_checked_once_for_every_can
         "out": str(tmp_path),
         "sglang_release_path": str(release),
         "sglang_launch_command": f"{sys.executable} -m sglang.launch_server",
-        "ansible_python_interpreter": sys.executable,
     }
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "play.yml"]
-        + ["--extra-vars", json.dumps(extra)],
-        env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
+    rc, out = run_playbook(tmp_path, ansible_cli_env, PLAY_CANDIDATES, extra, timeout=300)
+    assert rc == 0, out
     results = _task_results(out)
     reads = [statuses for name, statuses in results if name == "Read the SGLang release the unit runs"]
     checks = [statuses for name, statuses in results if name == "Check the options against the release's own flags"]

@@ -6,13 +6,12 @@ These checks run on the controller before the role touches a host, so they are t
 against localhost (check mode, a local connection) rather than in a molecule scenario.
 """
 
-import json
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from playbook_harness import run_playbook
 
 PLAY = """
 - hosts: localhost
@@ -24,26 +23,11 @@ PLAY = """
 """
 
 
-def run_preflight(tmp_path, env, extra_vars):
-    playbook = tmp_path / "preflight.yml"
-    playbook.write_text(PLAY)
-    variables = {
-        "sglang_model_path": "/srv/models/Qwen3.6-27B",
-        "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
-        "ansible_python_interpreter": sys.executable,
-        **extra_vars,
-    }
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "--check", "-c", "local", str(playbook)]
-        + ["--extra-vars", json.dumps(variables)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+MODELS = {"sglang_model_path": "/srv/models/Qwen3.6-27B", "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash"}
+
+
+def run_preflight(tmp_path, env, extra_vars, play=PLAY):
+    return run_playbook(tmp_path, env, play, {**MODELS, **extra_vars}, playbook="preflight.yml", check=True)
 
 
 # (variables, the check that refuses them, what its message says)
@@ -196,24 +180,16 @@ def test_a_router_that_does_not_list_the_host_is_refused_before_the_host_is_touc
     launcher = RouterLauncher(tmp_path, free_port)
     router = launcher.start([], api_key="rk-sekret")
     try:
-        (tmp_path / "preflight.yml").write_text(ROUTER_PLAY)
         variables = {
-            "sglang_model_path": "/srv/models/Qwen3.6-27B",
-            "sglang_draft_model_path": "/srv/models/Qwen3.6-27B-DFlash",
-            "ansible_python_interpreter": sys.executable,
             "ddtree_deploy_router_url": router.url,
             "ddtree_deploy_router_api_key": "rk-sekret",
             "sglang_host": "10.0.0.129",
         }
-        proc = subprocess.run(
-            [str(Path(sys.executable).parent / "ansible-playbook"), "--check", "-c", "local", "preflight.yml"]
-            + ["--extra-vars", json.dumps(variables)],
-            env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-        out = " ".join((proc.stdout + proc.stderr).replace('\\"', '"').split())
+        rc, out = run_preflight(tmp_path, ansible_cli_env, variables, play=ROUTER_PLAY)
+        out = " ".join(out.replace('\\"', '"').split())
     finally:
         launcher.stop_all()
-    assert proc.returncode == 2, out
+    assert rc == 2, out
     assert "Preflight | Check the router lists this host's worker" in out, out
     # The worker URL is the documented default from sglang_host and sglang_port; the fix names the variable.
     assert f"the router at {router.url} does not list http://10.0.0.129:30000" in out, out

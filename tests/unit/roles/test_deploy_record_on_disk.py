@@ -10,11 +10,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from playbook_harness import playbook_argv, run_playbook
 
 PLAY = """
 - hosts: all
@@ -40,17 +39,23 @@ PLAY = """
 """
 
 
-def playbook(tmp_path, env, extra, play=PLAY, **kwargs):
+def playbook(tmp_path, env, extra, play=PLAY):
+    """The deploy's play started in the background (a controller to kill): (Popen, its record's path)."""
     (tmp_path / "play.yml").write_text(play)
-    argv = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "ct129,", "-c", "local", "play.yml"]
-    argv += ["--extra-vars", json.dumps(dict(extra, out=str(tmp_path), ansible_python_interpreter=sys.executable))]
-    return argv, dict(env=env, cwd=tmp_path, **kwargs)
+    argv = playbook_argv(extra=dict(extra, out=str(tmp_path)), inventory="ct129,")
+    deploy = subprocess.Popen(
+        argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    return deploy, tmp_path / "ct129.record.json"
+
+
+def run(tmp_path, env, play=PLAY):
+    return run_playbook(tmp_path, env, play, {"out": str(tmp_path)}, inventory="ct129,")
 
 
 def test_every_event_is_on_disk_with_the_stages_result(tmp_path, ansible_cli_env):
-    argv, kw = playbook(tmp_path, ansible_cli_env, {})
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, out = run(tmp_path, ansible_cli_env)
+    assert rc == 0, out
     path = tmp_path / "ct129.record.json"
     record = json.loads(path.read_text())
     assert record["run_id"] == "run-1"
@@ -62,9 +67,7 @@ def test_every_event_is_on_disk_with_the_stages_result(tmp_path, ansible_cli_env
 
 
 def test_a_controller_killed_with_sigkill_leaves_the_record(tmp_path, ansible_cli_env):
-    argv, kw = playbook(tmp_path, ansible_cli_env, {"hold": 120})
-    deploy = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
-    path = tmp_path / "ct129.record.json"
+    deploy, path = playbook(tmp_path, ansible_cli_env, {"hold": 120})
     deadline = time.monotonic() + 90
     try:
         while time.monotonic() < deadline:
@@ -93,10 +96,9 @@ def test_a_controller_killed_with_sigkill_leaves_the_record(tmp_path, ansible_cl
 def test_a_result_of_a_stage_not_begun_or_not_declared_fails_clearly(tmp_path, ansible_cli_env, task, says):
     play = PLAY.split("    - ddtree.sglang.deploy_record:\n        result_of", maxsplit=1)[0]
     play += f"    - ddtree.sglang.deploy_record: {task}\n"
-    argv, kw = playbook(tmp_path, ansible_cli_env, {}, play=play)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)
-    assert proc.returncode == 2
-    assert says in proc.stdout + proc.stderr
+    rc, out = run(tmp_path, ansible_cli_env, play)
+    assert rc == 2
+    assert says in out
 
 
 ROLLBACK_PLAY = """
@@ -116,9 +118,7 @@ ROLLBACK_PLAY = """
 
 def test_a_rollback_writes_its_record_and_report_naming_the_run_the_killed_deploy_left(tmp_path, ansible_cli_env):
     """The run the rollback undoes is read from the record it left beside the rollback's report directory."""
-    argv, kw = playbook(tmp_path, ansible_cli_env, {"hold": 120})
-    deploy = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
-    killed = tmp_path / "ct129.record.json"
+    deploy, killed = playbook(tmp_path, ansible_cli_env, {"hold": 120})
     try:
         deadline = time.monotonic() + 90
         while not (killed.exists() and json.loads(killed.read_text())["events"][-1]["event"] == "gate"):
@@ -129,9 +129,8 @@ def test_a_rollback_writes_its_record_and_report_naming_the_run_the_killed_deplo
         deploy.wait(timeout=30)
     (tmp_path / "dep").mkdir()
     killed.rename(tmp_path / "dep" / "ct129.record.json")
-    argv, kw = playbook(tmp_path, ansible_cli_env, {}, play=ROLLBACK_PLAY)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, out = run(tmp_path, ansible_cli_env, ROLLBACK_PLAY)
+    assert rc == 0, out
     report = json.loads((tmp_path / "rb" / "ct129.rollback.json").read_text())
     assert (report["kind"], report["outcome"], report["run_id"]) == ("rollback", "restored", "rb")
     assert report["undid"]["run_id"] == "dep" and report["undid"]["last_stage"] == "gate"

@@ -7,13 +7,11 @@ localhost from a deploy record built with the record's own functions and turned 
 data by the collection's filters, as report.yml and rescue.yml do.
 """
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_record as dr
+from playbook_harness import run_playbook
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "roles" / "ddtree_deploy" / "templates"
 
@@ -62,22 +60,12 @@ def record(*events):
 
 def render(tmp_path, env, rec, check_mode, run=None, verdict=None):
     (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
-    (tmp_path / "play.yml").write_text(PLAY)
     run = dict({"host": "ct200-sim", "profile": "ddtree", "check_mode": check_mode}, **(run or {}))
     case = {"record": rec, "run": run, "verdict": verdict}
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "ct200-sim,", "-c", "local", "play.yml"]
-        + ["--extra-vars", json.dumps({"case": case, "out": str(out), "ansible_python_interpreter": sys.executable})],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, said = run_playbook(tmp_path, env, PLAY, {"case": case, "out": str(out)}, inventory="ct200-sim,")
+    assert rc == 0, said
     failure = out / "failure.txt"
     return (
         (out / "line.txt").read_text(),
@@ -260,23 +248,12 @@ def test_the_run_summary_shows_each_hosts_candidates(tmp_path, ansible_cli_env):
         dr.report(single, {"host": "ct200-sim", "profile": "ddtree"}),
     ]
     (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
-    (tmp_path / "play.yml").write_text(SUMMARY_PLAY)
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", "play.yml"]
-        + [
-            "--extra-vars",
-            json.dumps({"reports": reports, "out": str(out), "ansible_python_interpreter": sys.executable}),
-        ],
-        env=ansible_cli_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    rc, said = run_playbook(
+        tmp_path, ansible_cli_env, SUMMARY_PLAY, {"reports": reports, "out": str(out)}, inventory="localhost,"
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rc == 0, said
     md = (out / "summary.md").read_text()
     assert "**ct129-sim**: deployed ddtree+nograph, 2nd of 2" in md
     assert "| 1 | ddtree | failed | switch | Not enough memory." in md

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from playbook_harness import run_playbook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "module_utils"))
 from test_deploy_tuning import HOLDOUT_GATE, tune_run  # noqa: E402
@@ -45,19 +46,13 @@ PLAY = """
 def written(tmp_path_factory, ansible_cli_env):
     tmp = tmp_path_factory.mktemp("tune-files")
     (tmp / "templates").symlink_to(ROLE / "templates", target_is_directory=True)
-    (tmp / "play.yml").write_text(PLAY.replace("ROLE", str(ROLE)))
     out = tmp / "out"
     out.mkdir()
     mix = {"1": 0.9, "16": 0.1}
     reports = {"holdout": tune_run(HOLDOUT_GATE, mix=mix)[0]}
-    extra = {"reports": reports, "out": str(out), "ansible_python_interpreter": sys.executable}
-    extra.update(ddtree_deploy_load_mix=mix)
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "holdout,", "-c", "local", "play.yml"]
-        + ["--extra-vars", json.dumps(extra)],
-        env=ansible_cli_env, cwd=tmp, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    extra = {"reports": reports, "out": str(out), "ddtree_deploy_load_mix": mix}
+    rc, said = run_playbook(tmp, ansible_cli_env, PLAY.replace("ROLE", str(ROLE)), extra, inventory="holdout,")
+    assert rc == 0, said
     return out
 
 
@@ -158,16 +153,10 @@ TRAFFIC = {
     ],
 )
 def test_the_mix_is_the_operators_else_the_prometheus_history(tmp_path, ansible_cli_env, given, traffic, mix, source):
-    (tmp_path / "play.yml").write_text(MIX_PLAY.replace("ROLE", str(ROLE)))
     out = tmp_path / "mix.json"
-    extra = {"traffic": traffic, "out": str(out), "ansible_python_interpreter": sys.executable}
-    extra["ddtree_deploy_load_mix"] = given
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "holdout,", "-c", "local", "play.yml"]
-        + ["--extra-vars", json.dumps(extra)],
-        env=ansible_cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    extra = {"traffic": traffic, "out": str(out), "ddtree_deploy_load_mix": given}
+    rc, said = run_playbook(tmp_path, ansible_cli_env, MIX_PLAY.replace("ROLE", str(ROLE)), extra, inventory="holdout,")
+    assert rc == 0, said
     # ansible-core before 2.19 renders a template's none as '' (the matrix's 2.16-2.18); _deploy_tuning reads
     # '' as it reads null (weights(), _record's mix_source), so both mean "no mix".
     assert {k: v or None for k, v in json.loads(out.read_text()).items()} == {"mix": mix, "source": source}

@@ -5,17 +5,15 @@ unit, beside the same bake reading the unit's own /metrics (issue 36, item 3), a
 own module_defaults for it (its defaults and vars, through ansible-playbook)."""
 
 import json
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import requests
 from ansible_collections.ddtree.sglang.plugins.module_utils import _metrics
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
 from module_harness import run_main
+from playbook_harness import role_vars_play, run_playbook
 from sglang_metrics_text import MetricsServer, SglangMetrics
 
 GATE = {"spec_accept_length": 3.1}
@@ -140,24 +138,20 @@ def test_prometheus_that_cannot_be_reached_is_named_before_anything():
     assert "connection refused" in result["msg"]
 
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
-PLAY = """
-- hosts: localhost
-  gather_facts: false
-  vars_files:
-    - {role}/defaults/main.yml
-    - {role}/vars/main.yml
+PLAY = role_vars_play(
+    """\
   module_defaults:
-    ddtree.sglang.sglang_bake: "{{{{ __ddtree_deploy_bake_defaults }}}}"
+    ddtree.sglang.sglang_bake: "{{ __ddtree_deploy_bake_defaults }}"
   tasks:
     - name: The baseline's read, as the role makes it
       ddtree.sglang.sglang_bake:
         state: baseline
       register: baseline
     - ansible.builtin.copy:
-        content: "{{{{ baseline | to_json }}}}"
-        dest: "{{{{ playbook_dir }}}}/baseline.json"
+        content: "{{ baseline | to_json }}"
+        dest: "{{ playbook_dir }}/baseline.json"
 """
+)
 
 
 # --- the role's wiring: ddtree_deploy hands ddtree_deploy_prometheus_url and its selector to the bake ---------
@@ -184,10 +178,7 @@ def test_the_role_reads_the_bakes_windows_from_its_prometheus(tmp_path, ansible_
 
     client = threading.Thread(target=traffic, daemon=True)
     client.start()
-    playbook = tmp_path / "bake.yml"
-    playbook.write_text(PLAY.format(role=ROLE))
     variables = {
-        "ansible_python_interpreter": sys.executable,
         "ansible_host": "127.0.0.1",
         "sglang_port": sim.port,
         "ddtree_deploy_bake_s": 2,
@@ -197,20 +188,57 @@ def test_the_role_reads_the_bakes_windows_from_its_prometheus(tmp_path, ansible_
     }
     try:
         prom.wait_scraped(scrapes=2)
-        proc = subprocess.run(
-            [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", str(playbook)]
-            + ["--extra-vars", json.dumps(variables)],
-            env=ansible_cli_env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        rc, out = run_playbook(tmp_path, ansible_cli_env, PLAY, variables, inventory="localhost,")
     finally:
         stop.set()
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rc == 0, out
     summary = json.loads((tmp_path / "baseline.json").read_text())["summary"]
     assert summary["source"] == "prometheus"
     assert summary["traffic"] and summary["requests"] > 0
     assert summary["accept_length_source"] == "counters" and summary["spec_accept_length"] > 2.5
+
+
+SETTINGS_PLAY = role_vars_play(
+    """\
+  tasks:
+    # As module_defaults hands them to a module: templated as task arguments, an omitted one left out.
+    - ansible.builtin.set_fact:
+        bake: "{{ __ddtree_deploy_bake_defaults }}"
+        traffic: "{{ __ddtree_deploy_traffic_defaults }}"
+    - ansible.builtin.copy:
+        content: "{{ {'bake': bake, 'traffic': traffic} | to_json }}"
+        dest: "{{ playbook_dir }}/settings.json"
+"""
+)
+
+
+@pytest.mark.parametrize("url", [None, "https://prom.example:9090"])
+def test_the_bake_and_the_traffic_read_get_the_same_prometheus_settings(tmp_path, ansible_cli_env, url):
+    """One dict of Prometheus settings serves both modules' defaults (vars/main.yml); without a URL neither gets a
+    URL or a selector (an omitted option: absent, or before ansible-core 2.19 omit's placeholder)."""
+    variables = {
+        "ddtree_deploy_prometheus_url": url,
+        "ddtree_deploy_prometheus_bearer_token": "tok",
+        "sglang_port": 30001,
+    }
+    rc, out = run_playbook(tmp_path, ansible_cli_env, SETTINGS_PLAY, variables, inventory="ct129,")
+    assert rc == 0, out
+    found = json.loads((tmp_path / "settings.json").read_text())
+
+    def prometheus(options):
+        return {
+            k: v
+            for k, v in options.items()
+            if k.startswith("prometheus_") and not str(v).startswith("__omit_place_holder__")
+        }
+
+    assert prometheus(found["bake"]) == prometheus(found["traffic"])
+    assert prometheus(found["bake"])["prometheus_bearer_token"] == "tok"
+    if url is None:
+        assert "prometheus_url" not in prometheus(found["bake"]) and "prometheus_selector" not in prometheus(
+            found["bake"]
+        )
+    else:
+        assert prometheus(found["bake"])["prometheus_url"] == url
+        assert prometheus(found["bake"])["prometheus_selector"] == "instance=~`(ct129):30001`"
+    assert found["bake"]["url"] and "mix_levels" not in found["bake"]

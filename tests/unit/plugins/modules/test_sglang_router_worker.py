@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils import _router
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_router_worker
 from module_harness import run_main
+from playbook_harness import run_playbook
 from router_harness import requests_served, stream, to_json
 
 # Streams of 12 tokens at 4 tok/s: about 3 s, long enough to be running when the drain starts.
@@ -306,19 +307,11 @@ PLAY = """
 @pytest.mark.parametrize("check", [False, True])
 def test_the_action_plugin_runs_it_on_the_controller(two_workers, tmp_path, ansible_cli_env, check):
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
     router, a, b = two_workers
-    (tmp_path / "play.yml").write_text(PLAY.format(router=router.url, worker=a.base_url))
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local", "play.yml"]
-        + (["--check"] if check else []),
-        env=dict(ansible_cli_env, ANSIBLE_PYTHON_INTERPRETER=sys.executable),
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    play = PLAY.format(router=router.url, worker=a.base_url)
+    rc, out = run_playbook(tmp_path, ansible_cli_env, play, inventory="localhost,", check=check)
+    assert rc == 0, out
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["out"]["changed"] is True and results["out"]["worker"]["url"] == a.base_url
     assert (results["out"]["removed_at"] is None) is check

@@ -4,15 +4,13 @@
 the levels match the history it was fed, the selector must name one unit, and bad options are named."""
 
 import json
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from ansible_collections.ddtree.sglang.plugins.module_utils._traffic import TrafficError, window_seconds
 from ansible_collections.ddtree.sglang.plugins.modules import sglang_traffic
 from module_harness import run_main
+from playbook_harness import role_vars_play, run_playbook
 
 WEEK_MINUTES = 7 * 24 * 60
 
@@ -150,32 +148,28 @@ def test_documentation_matches_argument_spec():
 
 # --- the role's wiring: ddtree_deploy's baseline stage reads the levels, the gate measures and names them ---------
 
-ROLE = Path(__file__).resolve().parents[4] / "roles" / "ddtree_deploy"
-PLAY = """
-- hosts: all
-  gather_facts: false
-  vars_files:
-    - {role}/defaults/main.yml
-    - {role}/vars/main.yml
+PLAY = role_vars_play(
+    """\
   module_defaults:
-    ddtree.sglang.sglang_traffic: "{{{{ __ddtree_deploy_traffic_defaults }}}}"
+    ddtree.sglang.sglang_traffic: "{{ __ddtree_deploy_traffic_defaults }}"
   tasks:
     - name: The baseline stage's task, as baseline.yml runs it
       ddtree.sglang.sglang_traffic:
-        cap: "{{{{ (sglang_server_options | default({{}})).max_running_requests | default(omit) }}}}"
+        cap: "{{ (sglang_server_options | default({})).max_running_requests | default(omit) }}"
       register: __ddtree_deploy_traffic
       when: __ddtree_deploy_traffic_wanted | bool
     - ansible.builtin.copy:
-        content: "{{{{ {{'levels': levels, 'msg': traffic_msg, 'levels_msg': levels_msg, 'mix': mix}} | to_json }}}}"
-        dest: "{{{{ playbook_dir }}}}/levels.json"
+        content: "{{ {'levels': levels, 'msg': traffic_msg, 'levels_msg': levels_msg, 'mix': mix} | to_json }}"
+        dest: "{{ playbook_dir }}/levels.json"
       vars:
-        levels: "{{{{ __ddtree_deploy_gate_levels }}}}"
-        traffic_msg: "{{{{ (__ddtree_deploy_traffic | default({{}})).msg | default(none) }}}}"
-        mix: "{{{{ __ddtree_deploy_load_mix }}}}"
+        levels: "{{ __ddtree_deploy_gate_levels }}"
+        traffic_msg: "{{ (__ddtree_deploy_traffic | default({})).msg | default(none) }}"
+        mix: "{{ __ddtree_deploy_load_mix }}"
         levels_msg: >-
-          {{{{ (bench | ddtree.sglang.sglang_gate_verdict(baseline=bench, traffic=__ddtree_deploy_traffic,
-                levels_given=ddtree_deploy_gate_concurrency, load_mix=__ddtree_deploy_load_mix)).levels_msg }}}}
+          {{ (bench | ddtree.sglang.sglang_gate_verdict(baseline=bench, traffic=__ddtree_deploy_traffic,
+                levels_given=ddtree_deploy_gate_concurrency, load_mix=__ddtree_deploy_load_mix)).levels_msg }}
 """
+)
 
 
 def bench(levels):
@@ -184,26 +178,14 @@ def bench(levels):
 
 
 def _role_levels(tmp_path, ansible_cli_env, variables):
-    playbook = tmp_path / "traffic.yml"
-    playbook.write_text(PLAY.format(role=ROLE))
     # What the snapshot saw (a running unit) and one side's llm_bench result at the levels the verdict names.
     variables = {
-        "ansible_python_interpreter": sys.executable,
         "__ddtree_deploy_snapshot": {"unit": {"exists": True, "active": True}},
         "bench": bench([1, 9, 22]),
         **variables,
     }
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-c", "local", "-i", "ct129,", str(playbook)]
-        + ["--extra-vars", json.dumps(variables)],
-        env=ansible_cli_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rc, out = run_playbook(tmp_path, ansible_cli_env, PLAY, variables, inventory="ct129,")
+    assert rc == 0, out
     return json.loads((tmp_path / "levels.json").read_text())
 
 
