@@ -37,7 +37,7 @@ options:
     description: The gate's summary of the new service.
     type: dict
   verdict:
-    description: P(ddtree.sglang.sglang_gate_compare#filter)'s verdict.
+    description: P(ddtree.sglang.sglang_gate_verdict#filter)'s verdict.
     type: dict
 """
 

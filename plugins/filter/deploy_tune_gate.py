@@ -20,7 +20,7 @@ description:
   - The logic is C(plugins/module_utils/_deploy_tuning.py)'s (C(tune_gate)).
 options:
   _input:
-    description: The gate's verdict (C(ddtree.sglang.sglang_gate_compare)'s).
+    description: The gate's verdict (P(ddtree.sglang.sglang_gate_verdict#filter)'s).
     type: dict
     required: true
   mode:

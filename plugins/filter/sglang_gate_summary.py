@@ -15,8 +15,8 @@ description:
     (C(greedy_tokens)) for the output-equivalence check.
   - Each level's rate is the median of its C(repeats) measurements (the parts of its window), its spread
     (max - min over the median) the noise of that figure. Its per-request samples, TTFT p90 and per-request
-    ITL p90 are kept for the goodput verdict (P(ddtree.sglang.sglang_gate_compare#filter)).
-  - The greedy answers are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_compare#filter).
+    ITL p90 are kept for the goodput verdict (P(ddtree.sglang.sglang_gate_verdict#filter)).
+  - The greedy answers are kept per prompt with their text, for P(ddtree.sglang.sglang_gate_verdict#filter).
   - The call's C(reasons) are the side's failures (read even when the call was registered with C(failed_when)
     false).
   - The logic is in C(plugins/module_utils/_gate.py).

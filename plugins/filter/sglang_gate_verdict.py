@@ -11,8 +11,8 @@ version_added: 0.2.0
 author: ddtree.sglang developers (@ddtree)
 description:
   - Takes the new service's M(ddtree.sglang.llm_bench) result and the baseline's (as registered, with
-    C(failed_when) false) and returns the verdict - what P(ddtree.sglang.sglang_gate_summary#filter) and
-    P(ddtree.sglang.sglang_gate_compare#filter) give one after the other, in one step, with both sides' summaries.
+    C(failed_when) false) and returns the verdict in one step - both sides summarised as
+    P(ddtree.sglang.sglang_gate_summary#filter) does, then judged - with both sides' summaries.
   - Every level measured on both sides is judged on goodput (the output tokens per second of the requests that met
     the SLO), with an interval, V(better), V(worse) or V(inconclusive) against its required gain; the greedy
     answers are compared prompt by prompt. See C(docs/deploy.md), "The gate".
@@ -85,10 +85,15 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - What P(ddtree.sglang.sglang_gate_compare#filter) returns (C(gains) per level with goodput, interval and
-      verdict, C(gate), C(gate_msg), C(extend), C(equivalence), ...), and C(baseline) and C(new) (both sides'
-      summaries), C(levels_msg) (where the levels came from, e.g. "your traffic - p50 9, p90 22 running requests
-      over 7 d - levels 1, 9, 22").
+    - C(gains), per level C(concurrency), C(before) and C(new) (tok/s), C(tokens_per_second_gain),
+      C(goodput_before), C(goodput_new), C(gain) (goodput's), C(interval) ([low, high]), C(attainment_before),
+      C(attainment_new), C(slo), C(slo_source) (given, derived), C(required), C(verdict) (better, worse,
+      inconclusive, measured), C(ok), C(extended), C(noise) (half the interval), C(within_noise) (inconclusive).
+    - C(gain), C(noise), C(within_noise) (the first level's), C(gate) (C(off), C(pass), C(fail), C(extend),
+      C(unmeasured)), C(gate_msg), C(extend) (levels to measure again), C(equivalence) (C(tokens), C(ok),
+      C(checked), C(mismatches), C(msg)).
+    - C(baseline) and C(new) (both sides' summaries), C(levels_msg) (where the levels came from, e.g. "your
+      traffic - p50 9, p90 22 running requests over 7 d - levels 1, 9, 22").
   type: dict
   sample: {gate: pass, gain: 0.21, gate_msg: "gain gate met: goodput +21.0 % at concurrency 1 (better, ...)"}
 """

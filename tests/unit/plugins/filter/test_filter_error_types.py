@@ -42,12 +42,12 @@ CALLS = [
     ),
     ("deploy_settings_errors of a list", "{{ a_list | ddtree.sglang.deploy_settings_errors }}"),
     ("deploy_settings_errors of an unknown setting", "{{ a_mapping | ddtree.sglang.deploy_settings_errors }}"),
-    ("sglang_gate_compare of a list", "{{ a_list | ddtree.sglang.sglang_gate_compare(a_mapping) }}"),
+    ("sglang_gate_verdict of a list", "{{ a_list | ddtree.sglang.sglang_gate_verdict(a_mapping) }}"),
     ("sglang_gate_verdict with min_gain a word", "{{ {} | ddtree.sglang.sglang_gate_verdict({}, min_gain=a_word) }}"),
     ("sglang_gate_verdict with min_gain yes", "{{ {} | ddtree.sglang.sglang_gate_verdict({}, min_gain=true) }}"),
     (
-        "sglang_gate_compare with min_gain levels of words",
-        "{{ {} | ddtree.sglang.sglang_gate_compare({}, min_gain=a_mapping) }}",
+        "sglang_gate_verdict with min_gain levels of words",
+        "{{ {} | ddtree.sglang.sglang_gate_verdict({}, min_gain=a_mapping) }}",
     ),
     ("sglang_server_env with env a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, a_list) }}"),
     ("sglang_server_env with a value a list", "{{ 'c' | ddtree.sglang.sglang_server_env(classes, {'A': a_list}) }}"),
@@ -150,4 +150,4 @@ def test_a_min_gain_the_gate_cannot_read_is_named_with_what_it_takes(messages):
     )
     assert f'sglang_gate_verdict: {takes}"ten"' in messages["sglang_gate_verdict with min_gain a word"]["msg"]
     assert f"sglang_gate_verdict: {takes}yes/no" in messages["sglang_gate_verdict with min_gain yes"]["msg"]
-    assert f"sglang_gate_compare: {takes}" in messages["sglang_gate_compare with min_gain levels of words"]["msg"]
+    assert f"sglang_gate_verdict: {takes}" in messages["sglang_gate_verdict with min_gain levels of words"]["msg"]

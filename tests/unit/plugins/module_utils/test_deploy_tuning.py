@@ -273,7 +273,7 @@ def test_the_record_drops_into_group_vars_as_it_is(tmp_path, ansible_cli_env):
 
 
 def gate_verdict(*levels, required=0.1):
-    """The gate's verdict as sglang_gate_compare gives it: every level judged on its own (ddtree fails at 16)."""
+    """The gate's verdict as _gate.compare gives it: every level judged on its own (ddtree fails at 16)."""
     figures = gate(*levels, required=required)
     for entry in figures["gains"]:
         entry["verdict"] = "better" if entry["gain"] >= required else "worse"

@@ -8,7 +8,6 @@ import random
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ddtree.sglang.plugins.filter.deploy_baseline import deploy_baseline
-from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_compare import sglang_gate_compare
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_summary import sglang_gate_summary
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_gate_verdict import sglang_gate_verdict
 from ansible_collections.ddtree.sglang.plugins.module_utils._bench import Bench
@@ -282,8 +281,6 @@ def test_equivalence_off_and_without_answers():
 def test_filters_check_their_input():
     with pytest.raises(AnsibleFilterError, match="sglang_gate_summary"):
         sglang_gate_summary("not a mapping")
-    with pytest.raises(AnsibleFilterError, match="sglang_gate_compare"):
-        sglang_gate_compare({}, baseline=[1])
     with pytest.raises(AnsibleFilterError, match="the llm_bench result's greedy must be a list, got a mapping"):
         sglang_gate_summary({"levels": [], "greedy": {"short": "Paris"}})
     # the gain gate off: no level asked, only the greedy answers, and that is no failure
@@ -302,7 +299,7 @@ def test_filters_check_their_input():
     gone = {"failed": False, "msg": "Failed to import the required Python library (requests) on minimal's Python"}
     assert sglang_gate_summary(gone)["failures"] == [gone["msg"]] and not sglang_gate_summary(gone)["measured"]
     base = side({1: [40.0] * 3})
-    assert sglang_gate_compare(base, baseline=base, min_gain=0.0)["gate"] == "pass"
+    assert compare(base, base, min_gain=0.0)["gate"] == "pass"
 
 
 # --- the deploy's baseline side and its fail-closed verdict (baseline.yml) ----------------------------
@@ -483,9 +480,6 @@ def test_the_gate_filters_name_min_gain_and_what_it_takes(min_gain, got):
     with pytest.raises(AnsibleFilterError) as verdict_error:
         sglang_gate_verdict(NEXTN_BENCH, baseline=NEXTN_BENCH, min_gain=min_gain)
     assert str(verdict_error.value) == "sglang_gate_verdict: " + MIN_GAIN_TAKES + got
-    with pytest.raises(AnsibleFilterError) as compare_error:
-        sglang_gate_compare({}, baseline={}, min_gain=min_gain)
-    assert str(compare_error.value) == "sglang_gate_compare: " + MIN_GAIN_TAKES + got
     # and the module_utils' own callers get the same words, never Python's
     with pytest.raises(ValueError, match=r"^min_gain must be a fraction above -1"):
         required_gain(min_gain, 1)
