@@ -55,13 +55,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import baseline  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, null  # noqa: E402
 
 
 def deploy_baseline(
     measured, unit=None, service="", min_gain=None, equivalence_tokens=0, without_baseline=False, not_worse=False
 ):
     """The baseline side with its fail-closed verdict."""
+    min_gain = null(min_gain)
     for name, value in (("the input", measured), ("unit", unit)):
         if value is not None and not isinstance(value, dict):
             raise AnsibleFilterError(f"deploy_baseline: {name} must be a mapping or null, got {describe(value)}.")

@@ -52,13 +52,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import null  # noqa: E402
 
 
 def deploy_tune_gate(verdict, mode="deploy", load_mix=None):
     """The gate's verdict, judged by the tune's rule in a tune."""
     if mode != "tune":
         return verdict
-    load_mix = load_mix or None  # an unset mix templated by an older ansible-core is ''
+    load_mix = null(load_mix)
     problems = _deploy_tuning.mix_errors(load_mix)
     if problems:
         raise AnsibleFilterError("deploy_tune_gate: " + " ".join(problems))

@@ -78,13 +78,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import null  # noqa: E402
 
 
 def deploy_tuning_records(reports, fallback="nextn", load_mix=None, mix_source=None):
     """One tuning record per GPU class."""
     if not isinstance(reports, list):
         raise AnsibleFilterError("deploy_tuning_records: the input must be a list of host reports")
-    load_mix = load_mix or None  # an unset mix templated by an older ansible-core is ''
+    load_mix, mix_source = null(load_mix), null(mix_source)
     problems = _deploy_tuning.mix_errors(load_mix)
     if problems:
         raise AnsibleFilterError("deploy_tuning_records: " + " ".join(problems))

@@ -102,7 +102,7 @@ from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_tuning  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._gate import check_min_gain, verdict  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.module_utils._goodput import check_slo  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, null  # noqa: E402
 
 
 def _bench(name, value):
@@ -134,8 +134,7 @@ def sglang_gate_verdict(
 ):
     """The gate's verdict from both sides' llm_bench results."""
     sides = [_bench(n, v) for n, v in (("the input", candidate), ("baseline", baseline), ("extended", extended))]
-    # A role variable templated as null may arrive as "" (older ansible-core): null.
-    min_gain, slo, inconclusive = (None if x == "" else x for x in (min_gain, slo, inconclusive))
+    min_gain, slo, inconclusive, load_mix = (null(x) for x in (min_gain, slo, inconclusive, load_mix))
     if inconclusive not in (None, "fail", "pass", "extend"):
         raise AnsibleFilterError(
             f"sglang_gate_verdict: inconclusive must be fail, pass or extend (or null), got {inconclusive!r}."
@@ -151,7 +150,7 @@ def sglang_gate_verdict(
         extended=sides[2],
         traffic=traffic if isinstance(traffic, dict) and not traffic.get("skipped") else None,
         levels_given=levels_given or None,
-        mix=load_mix or None,
+        mix=load_mix,
         min_gain=min_gain,
         judge_default=bool(not_worse),
         slo=slo,
@@ -161,10 +160,10 @@ def sglang_gate_verdict(
     )
     if mode != "tune":
         return out
-    problems = _deploy_tuning.mix_errors(load_mix or None)
+    problems = _deploy_tuning.mix_errors(load_mix)
     if problems:
         raise AnsibleFilterError("sglang_gate_verdict: " + " ".join(problems))
-    return _deploy_tuning.tune_gate(out, load_mix or None)
+    return _deploy_tuning.tune_gate(out, load_mix)
 
 
 class FilterModule:

@@ -168,7 +168,7 @@ def check_min_gain(min_gain, where="min_gain"):
     """``min_gain`` as the gate reads it: None, a float above -1, or {level: float or None}; else a ValueError
     naming ``where``, what it takes and what it got (issue 38: 'ten' read "could not convert string to float",
     true read +100 %). The role's preflight refuses the same (_deploy_settings); this is the filters' own word."""
-    if min_gain is None or min_gain == "":
+    if min_gain is None:  # the filters read a role variable's '' as null (_values.null)
         return None
     got = "yes/no (true would read +100 %)" if isinstance(min_gain, bool) else show(min_gain)
     if isinstance(min_gain, Mapping):

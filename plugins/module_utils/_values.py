@@ -22,6 +22,14 @@ _OMIT_TYPE_NAME = "_OmitType"
 _OMIT_PLACEHOLDER = "__omit_place_holder__"
 
 
+def null(value):
+    """A role variable's value as a filter takes it, null where it is ``''``: before ansible-core 2.19 a template whose
+    value is null renders as ``''`` (a role variable written "{{ x }}" with x null, a mapping of such), 2.19 keeps
+    it null. The collection's filters read the arguments a role variable may leave null through this, where they
+    enter Python, so nothing behind them tells the two apart; none of those arguments means anything by ``''``."""
+    return None if isinstance(value, str) and value == "" else value
+
+
 def is_omit(value):
     return type(value).__name__ == _OMIT_TYPE_NAME or (isinstance(value, str) and value.startswith(_OMIT_PLACEHOLDER))
 
