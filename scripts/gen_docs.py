@@ -200,7 +200,8 @@ def playbook_section(repo: Path) -> list[str]:
     for var in variables:
         merged.setdefault((var.name, var.keyword, var.default), []).append(var)
     for (name, keyword, default), uses in sorted(merged.items()):
-        playbooks = ", ".join(f"`{use.playbook}`" for use in uses)
+        # A playbook of several plays (deploy_ddtree.yml picks its run id in a play of its own) is named once.
+        playbooks = ", ".join(f"`{playbook}`" for playbook in dict.fromkeys(use.playbook for use in uses))
         description = " ".join(dict.fromkeys(use.description for use in uses if use.description))
         description = _text(description) or "Not described in the playbook's header."
         lines.append(f"| `{name}` | {playbooks} | `{keyword}` | {_code(default)} | {description} |")
