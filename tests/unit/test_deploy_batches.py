@@ -127,3 +127,29 @@ def test_the_batch_stop_filter_judges_each_batch_before_this_one_as_linear_count
     assert deploy_batch_stop(batches, [], ["h"], None) == ""
     with pytest.raises(AnsibleFilterError, match="max_fail_percentage must be a number"):
         deploy_batch_stop(batches, [], ["h"], "some")
+
+
+def test_a_failed_canary_leaves_the_other_hosts_untouched_with_the_run_id_play(tmp_path):
+    """Both plays of deploy_ddtree.yml (the deploy role swapped for a stand-in that fails the canary): the run-id play
+    runs once, so the host of the next batch shows nothing done in the recap (deploy_canary's check), and the
+    failed canary batch stops the run before it."""
+    plays = yaml.safe_load((REPO / "playbooks" / "deploy_ddtree.yml").read_text())
+    deploy = _play(tmp_path, serial=[1, "100%"], wait_s=5)[0]
+    playbook = tmp_path / "both.yml"
+    playbook.write_text(yaml.safe_dump([*plays[:-1], {**deploy, "hosts": DEPLOY_PLAY["hosts"]}]))
+    env = dict(
+        os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default",
+        ANSIBLE_NOCOLOR="1", DDTREE_DEPLOY_RUN_ID="canary-run",
+    )  # fmt: skip
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"sglang_servers": {"hosts": {"fails": {}, "fleet1": {}}}}))
+    proc = subprocess.run(
+        [BIN / "ansible-playbook", "-i", str(inventory), "-c", "local",
+         "-e", json.dumps({"ansible_python_interpreter": sys.executable, "ddtree_deploy_report_dir": str(tmp_path)}),
+         str(playbook)],
+        capture_output=True, text=True, timeout=300, env=env, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out[-3000:]
+    assert not re.search(r"fleet1\s*:\s*ok=[1-9]", out), out[-3000:]
+    assert not (tmp_path / "ran-fleet1").exists()
