@@ -1,6 +1,7 @@
-# Test harness only (not part of the collection): molecule's podman driver names the
+# Test harness and demo only (not part of the collection): molecule's podman driver names the
 # connection `podman`; this file, first on the connection plugin path that
-# extensions/molecule/config.yml sets, is containers.podman.podman with pipelining.
+# extensions/molecule/config.yml sets (and ansible.cfg, for scripts/demo and the README's commands
+# on the demo's hosts), is containers.podman.podman with pipelining.
 #
 # Why: every task on a test host paid four podman invocations (mount, mkdir of the
 # remote tmp, exec of the module, rm), each a Go binary start plus a runc exec. With
