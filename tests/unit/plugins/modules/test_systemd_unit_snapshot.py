@@ -4,8 +4,10 @@ import hashlib
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
+import yaml
 from ansible.module_utils import basic
 from ansible_collections.ddtree.sglang.plugins.module_utils import _unit_manifest, _unit_store
 from ansible_collections.ddtree.sglang.plugins.modules import systemd_unit_snapshot
@@ -238,6 +240,12 @@ def test_cleared_removes_the_marks_it_is_asked_to_and_read_reports_them(host):
     failed, result = run(host, "cleared", check=True, marks=["in_progress"])
     assert not failed and result["changed"] and result["cleared"] == ["in_progress"]
     assert run(host, "read")[1]["store"]["in_progress"] is not None
+
+    # A rescue whose restore failed asks for no mark (rollback.yml finishes the deploy): both stay.
+    failed, result = run(host, "cleared", marks=[])
+    assert not failed and not result["changed"] and result["cleared"] == []
+    store = run(host, "read")[1]["store"]
+    assert store["in_progress"]["run_id"] == "r2" and store["candidate"]["run_id"] == "r1"
 
     failed, result = run(host, "cleared", marks=["in_progress"])
     assert not failed and result["changed"] and result["cleared"] == ["in_progress"]
@@ -534,3 +542,25 @@ def test_restore_without_a_snapshot_names_the_store(host):
 def test_states_other_than_info_need_a_store(host):
     failed, result = run_main(systemd_unit_snapshot.main, {"name": "sglang-qwen", "state": "verified"})
     assert failed and "needs store" in result["msg"]
+
+
+def test_the_marks_belong_to_the_module_no_role_task_names_or_touches_their_files():
+    # Issue 37 item 4: playbooks ask the module (state=read, state=cleared); no YAML deletes or stats its files.
+    repo = Path(__file__).resolve().parents[4]
+    texts = {p: p.read_text() for d in ("roles", "playbooks") for p in (repo / d).rglob("*.yml")}
+    for filename in _unit_store.MARKS.values():
+        assert not [str(p) for p, text in texts.items() if filename in text], filename
+    for path in (repo / "roles" / "ddtree_deploy" / "tasks").glob("*.yml"):
+
+        def tasks(items):
+            for task in items or []:
+                yield task
+                for key in ("block", "rescue", "always"):
+                    yield from tasks(task.get(key))
+
+        for task in tasks(yaml.safe_load(path.read_text())):
+            for module in ("ansible.builtin.file", "ansible.builtin.stat", "ansible.builtin.slurp"):
+                args = json.dumps(task.get(module) or "")
+                assert "__ddtree_deploy_store" not in args, (path.name, task.get("name"))
+            # The role deletes no file at all (a mark's path in a variable would pass the check above).
+            assert (task.get("ansible.builtin.file") or {}).get("state") != "absent", (path.name, task.get("name"))
