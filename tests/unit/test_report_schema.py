@@ -178,3 +178,25 @@ def test_the_scenarios_validator_checks_every_file_and_fails_on_a_bad_one(tmp_pa
     assert bad.returncode == 1 and "INVALID" in bad.stdout and "ct200.record.json" in bad.stdout
     empty = subprocess.run(argv + [str(tmp_path / "none")], capture_output=True, text=True, check=False)
     assert empty.returncode == 1 and "no report found" in empty.stdout
+
+
+def test_every_scenario_whose_runs_write_reports_validates_them():
+    # A scenario that runs the deploy, the rollback or the promotion (or the demo, which runs them) writes records
+    # and reports: its verifier runs validate_reports.py on them (shared/tasks/validate_reports.yml or the script).
+    molecule = ROOT / "extensions" / "molecule"
+    writes = (
+        "deploy_ddtree",
+        "ddtree.sglang.rollback",
+        "ddtree.sglang.promote",
+        "DDTREE_DEPLOY_REPORT_DIR",
+        "scripts/demo",
+    )
+    writers = sorted(
+        d.name
+        for d in molecule.iterdir()
+        if (d / "molecule.yml").exists()
+        and any(w in p.read_text() for p in d.iterdir() if p.suffix in (".yml", ".py") for w in writes)
+    )
+    assert {"deploy_success", "deploy_failures", "deploy_canary", "deploy_interrupted", "readme"} <= set(writers)
+    missing = [name for name in writers if "validate_reports" not in (molecule / name / "verify.yml").read_text()]
+    assert not missing, f"scenarios that write reports and do not validate them: {missing}"
