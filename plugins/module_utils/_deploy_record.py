@@ -13,6 +13,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 import json
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 from ansible_collections.ddtree.sglang.plugins.module_utils import _deploy_candidates as _candidates
 from ansible_collections.ddtree.sglang.plugins.module_utils import _files
@@ -724,6 +725,8 @@ def bake_report(run, bake=None, bake_baseline=None):
         "summary": None,
         "failed_checks": [],
         "load": None,
+        "verdict": None,
+        "source": None,
     }
     base = bake_baseline if isinstance(bake_baseline, dict) else {}
     if base and not base.get("skipped") and not base.get("summary"):
@@ -755,7 +758,31 @@ def bake_report(run, bake=None, bake_baseline=None):
     out["summary"] = bake.get("summary") or None
     out["failed_checks"] = bake.get("failed_checks") or []
     out["load"] = bake.get("load")
+    # The analysis' verdict (successful, failed, inconclusive, error) and where the windows were read: the unit's
+    # own /metrics or Prometheus (issue 36), its URL without credentials.
+    out["verdict"] = bake.get("verdict")
+    source = bake.get("source") if isinstance(bake.get("source"), dict) else None
+    out["source"] = dict(source, url=_public_url(source.get("url"))) if source else None
     return out
+
+
+def _public_url(url):
+    """A URL as a report may show it: no user, password, query or fragment (a token may travel in any)."""
+    if not isinstance(url, str) or not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _stages_part(results):
+    """What the gate's and the router's stages handed the record (their event's result): the gate's levels and
+    where they came from (levels_msg, e.g. "your traffic: ..."); the drain's course in the router (how long the
+    worker was out, the requests drained, the times it was put back, the last error), or None without a router."""
+    gate = results.get("gate") if isinstance(results.get("gate"), dict) else {}
+    drain = results.get("drain") if isinstance(results.get("drain"), dict) else None
+    router = {k: drain.get(k) for k in ("out", "out_s", "drained", "returned", "error")} if drain else None
+    return gate.get("levels_msg"), router
 
 
 def _reached(record, probes, gate_new, verdict, bake):
@@ -876,8 +903,11 @@ def report(record, run, probes=None, baseline=None, gate_new=None, verdict=None,
     out = _course_part(record, run, course)
     out.update(_gate_part(run, baseline or {}, gate_new, verdict))
     out.update(_probes_part(course, probes))
+    out["gate"]["levels_msg"], router = _stages_part(course["results"])
     out.update(
         {
+            # The drain stage's course in the router (docs/deploy.md, "Fleet behind a router"); null without one.
+            "router": router,
             # Seconds from the old unit stopped to a service answering again, and its parts.
             "downtime_s": course["downtime_s"],
             "downtime": course["downtime"],

@@ -26,7 +26,9 @@ PLAY = """
     __ddtree_deploy_journal_path: reports/run/ct200-sim.journal.txt
     __ddtree_deploy_store: /var/lib/ddtree-sglang/last-known-good/sglang-qwen
     __ddtree_deploy_unit_before: {active: true, algorithm: NEXTN, fragment: /etc/systemd/system/sglang-qwen.service}
-    __ddtree_deploy_report_data: "{{ case.record | ddtree.sglang.deploy_report(run=case.run, verdict=case.verdict) }}"
+    __ddtree_deploy_report_data: >-
+      {{ case.record | ddtree.sglang.deploy_report(run=case.run, verdict=case.verdict, baseline=case.baseline,
+                                                   bake=case.bake) }}
     __ddtree_deploy_course: >-
       {{ case.record | ddtree.sglang.deploy_record_summary(profile='ddtree', journal=__ddtree_deploy_journal_path,
          check_mode=case.run.check_mode) }}
@@ -58,10 +60,10 @@ def record(*events):
     return rec
 
 
-def render(tmp_path, env, rec, check_mode, run=None, verdict=None):
+def render(tmp_path, env, rec, check_mode, run=None, verdict=None, baseline=None, bake=None):
     (tmp_path / "templates").symlink_to(TEMPLATES, target_is_directory=True)
     run = dict({"host": "ct200-sim", "profile": "ddtree", "check_mode": check_mode}, **(run or {}))
-    case = {"record": rec, "run": run, "verdict": verdict}
+    case = {"record": rec, "run": run, "verdict": verdict, "baseline": baseline, "bake": bake}
     out = tmp_path / "out"
     out.mkdir()
     rc, said = run_playbook(tmp_path, env, PLAY, {"case": case, "out": str(out)}, inventory="ct200-sim,")
@@ -311,3 +313,92 @@ def test_the_gain_line_names_the_gate_that_judged_it(tmp_path, ansible_cli_env, 
     rec = record(*EVERY_CHECK, ("stopped", 7), ("ready", 8), ("probe", 8), ("probed", 9), ("done", 10, {}))
     _line, md, _failure = render(tmp_path, ansible_cli_env, rec, False, run={"min_gain": min_gain}, verdict=verdict)
     assert says in md, md
+
+
+# What the gate, the bake and the drain handed the record, as a deploy through a router with Prometheus has it.
+LEVELS_MSG = "your traffic: p50 9, p90 22 running requests over 7 d: levels 1, 9, 16"
+VERDICT = {"gate": "pass", "gain": 0.2, "gains": [], "gate_msg": "goodput +20.0 %", "levels_msg": LEVELS_MSG}
+DRAIN = {"out": False, "removed_at": None, "out_s": 65.24, "drained": 3, "returned": 1, "error": None, "calls": []}
+
+
+def _deployed_through_a_router():
+    rec = record(
+        *EVERY_CHECK[:4],
+        ("drain", 4.5),
+        ("baseline", 5),
+        ("candidate", 6, dict(_cand(1, "ddtree"), of=1)),
+        ("switch", 6),
+        ("stopped", 7),
+        ("ready", 12),
+        ("probe", 12),
+        ("probed", 13),
+        ("equivalence", 14),
+        ("gate", 15, VERDICT),
+        ("bake", 16),
+        ("passed", 40, {"figures": {}}),
+        ("commit", 41),
+        ("done", 42, {"restarted": True}),
+    )
+    return dr.set_result(rec, "drain", DRAIN)
+
+
+@pytest.mark.parametrize(
+    "source, says",
+    [
+        (
+            {
+                "kind": "prometheus",
+                "url": "https://ops:s3cret@prom.example:9090/?token=t0ken",
+                "selector": 'job="sglang"',
+            },
+            'Verdict: successful, read from Prometheus at https://prom.example:9090/ (job="sglang").',
+        ),
+        (
+            {"kind": "metrics", "url": "http://127.0.0.1:30000/metrics"},
+            "Verdict: successful, read directly from the unit's own /metrics (http://127.0.0.1:30000/metrics).",
+        ),
+    ],
+)
+def test_the_report_shows_the_gates_levels_the_bakes_verdict_and_source_and_the_drain(
+    tmp_path, ansible_cli_env, source, says
+):
+    """Issues 33, 36 and 34 in the host report, from what each stage handed the record: where the gate's levels came
+    from, the bake's verdict and where it read the metrics (no credential of the URL), how long the worker was out
+    of the router and what was drained."""
+    bake = {"result": "pass", "verdict": "successful", "source": source, "measurements": [], "failed_checks": []}
+    run = {"bake_s": 30, "bake_interval": 5, "bake_inconclusive": "pass", "gate_concurrency": [1, 9, 16]}
+    baseline = {"measured": True, "median": 30.0, "ttft_s": 0.3}
+    _line, md, _failure = render(
+        tmp_path, ansible_cli_env, _deployed_through_a_router(), False, run, VERDICT, baseline, bake
+    )
+    assert f"Levels: {LEVELS_MSG}." in md, md
+    assert says in md, md
+    assert "s3cret" not in md and "t0ken" not in md
+    router = md.split("## Router\n", 1)[1].split("\n## ", 1)[0]
+    assert (
+        " ".join(router.split())
+        == "Out of the router 65.2 s, 3 request(s) drained while it was out, put back 1 time(s)."
+    ), router
+
+
+def test_the_report_data_carries_them_and_none_without_the_stages():
+    report = dr.report(
+        _deployed_through_a_router(),
+        {"host": "h", "bake_s": 30},
+        verdict=VERDICT,
+        bake={
+            "result": "pass",
+            "verdict": "successful",
+            "source": {"kind": "prometheus", "url": "http://u:p@prom:9090"},
+        },
+    )
+    assert report["gate"]["levels_msg"] == LEVELS_MSG
+    assert report["bake"]["verdict"] == "successful"
+    assert report["bake"]["source"] == {"kind": "prometheus", "url": "http://prom:9090"}
+    assert report["router"] == {"out": False, "out_s": 65.24, "drained": 3, "returned": 1, "error": None}
+    # No router, no gate verdict, no bake: nothing made up.
+    plain = dr.report(
+        record(*EVERY_CHECK, ("stopped", 7), ("ready", 8), ("probe", 8), ("probed", 9), ("done", 10, {})), {"host": "h"}
+    )
+    assert plain["router"] is None and plain["gate"]["levels_msg"] is None
+    assert plain["bake"]["verdict"] is None and plain["bake"]["source"] is None
