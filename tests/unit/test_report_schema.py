@@ -200,3 +200,13 @@ def test_every_scenario_whose_runs_write_reports_validates_them():
     assert {"deploy_success", "deploy_failures", "deploy_canary", "deploy_interrupted", "readme"} <= set(writers)
     missing = [name for name in writers if "validate_reports" not in (molecule / name / "verify.yml").read_text()]
     assert not missing, f"scenarios that write reports and do not validate them: {missing}"
+
+
+def test_a_report_through_a_router_validates_and_its_drain_has_a_shape():
+    rec = record(*BEFORE[:4], "drain", "baseline", ("candidate", CANDIDATE), "switch", "stopped", "ready", "probe")
+    rec = dr.set_result(rec, "drain", {"out": True, "out_s": 12.5, "drained": 2, "returned": 0, "error": None})
+    report = json.loads(json.dumps(dr.report(rec, {"host": "h"})))
+    assert report["router"]["drained"] == 2
+    assert not list(VALIDATOR.iter_errors(report))
+    report["router"]["drained"] = "two"
+    assert list(VALIDATOR.iter_errors(report))
