@@ -104,7 +104,7 @@ def test_the_whole_batch_failed_stops_the_run(tmp_path):
 def test_linear_keeps_the_failed_host_waiting_for_its_batch(tmp_path):
     """The same batch under linear: the failed host's rescue waits for the slow peer's block, so the peer's wait
     for the restore times out. This is the lockstep the deploy's default strategy avoids."""
-    proc, _ = _run(tmp_path, ["fails", "slow"], serial=0, wait_s=3, extra={"ddtree_deploy_strategy": "linear"})
+    proc, _ran = _run(tmp_path, ["fails", "slow"], serial=0, wait_s=3, extra={"ddtree_deploy_strategy": "linear"})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out[-3000:]
     assert "Timeout when waiting for file" in out, out[-3000:]
