@@ -29,6 +29,18 @@ RECORD = """\
           changed_when: false
 """
 
+# The first tasks of every play here: the host's systemd, the record begun and the tables loaded, as preflight.yml.
+BEGIN = """\
+    - name: The host's systemd, as the setup module reads it on a Debian 12 host
+      ansible.builtin.set_fact:
+        systemd: {version: 252, features: ""}
+        cacheable: true
+    - name: The run's record, as preflight.yml begins it
+      ddtree.sglang.deploy_record: {event: preflight, start: run}
+    - name: The tables, as preflight.yml loads them
+      ansible.builtin.include_role: {name: ddtree.sglang.sglang, tasks_from: tables}
+"""
+
 PLAY = """
 - hosts: localhost
   gather_facts: false
@@ -40,15 +52,7 @@ PLAY = """
     __ddtree_deploy_extra_args: {}
   tasks:
     # This test machine runs no systemd: the host's version as a Debian 12 host reports it (ansible_facts.systemd).
-    - name: The host's systemd, as the setup module reads it on a Debian 12 host
-      ansible.builtin.set_fact:
-        systemd: {version: 252, features: ""}
-        cacheable: true
-    - name: The run's record, as preflight.yml begins it
-      ddtree.sglang.deploy_record: {event: preflight, start: run}
-    - name: The tables, as preflight.yml loads them
-      ansible.builtin.include_role: {name: ddtree.sglang.sglang, tasks_from: tables}
-    - name: The options step of switch.yml, for the candidate
+BEGIN    - name: The options step of switch.yml, for the candidate
       block:
         - name: As switch.yml checks every candidate's options against the release it will run
           ansible.builtin.include_role:
@@ -65,7 +69,7 @@ RECORD
                           'release': sglang_release | default({})} | to_json }}"
             dest: "{{ out }}/options.json"
             mode: "0600"
-""".replace("RECORD\n", RECORD)
+""".replace("BEGIN", BEGIN).replace("RECORD\n", RECORD)
 
 
 @pytest.fixture(scope="module")
@@ -195,15 +199,7 @@ def test_the_same_ddtree_candidate_without_the_variant_passes(tmp_path, ansible_
 PLAY_CANDIDATES = (
     PLAY.split("  tasks:\n", maxsplit=1)[0]
     + """  tasks:
-    - name: The host's systemd, as the setup module reads it on a Debian 12 host
-      ansible.builtin.set_fact:
-        systemd: {version: 252, features: ""}
-        cacheable: true
-    - name: The run's record, as preflight.yml begins it
-      ddtree.sglang.deploy_record: {event: preflight, start: run}
-    - name: The tables, as preflight.yml loads them
-      ansible.builtin.include_role: {name: ddtree.sglang.sglang, tasks_from: tables}
-    - name: As switch.yml and then candidate.yml run the options step
+BEGIN    - name: As switch.yml and then candidate.yml run the options step
       ansible.builtin.include_role:
         name: ddtree.sglang.ddtree_deploy
         tasks_from: role_step
@@ -217,7 +213,7 @@ PLAY_CANDIDATES = (
                       'release': sglang_release, 'tables': sglang_tables.profiles | list} | to_json }}"
         dest: "{{ out }}/options.json"
         mode: "0600"
-"""
+""".replace("BEGIN", BEGIN)
 )
 
 
