@@ -163,3 +163,41 @@ def alertmanager(tmp_path):
     yield start
     for server in started:
         server.stop()
+
+
+# --------------------------------------------------------------------------- tests that serve in real time
+import socket  # noqa: E402
+
+# A test that serves HTTP on loopback while the code under test reads it (a simulator, a scripted or
+# trickling server, sglang-router, Prometheus, Alertmanager, a /metrics server) depends on the CPU it
+# gets within its windows: a duration of 0.3 s, a timeout of 0.5 s, a scrape every 0.5 s. Such tests
+# are marked `live_server`. The pytest stage runs them on every core; the ansible-core matrix leaves
+# them out: it runs beside molecule at the lowest priority, where a process waits seconds for a core
+# (its CI run at 74af72c failed eight of them, all on time), and what they time is the module's
+# reading of sockets, the same on every ansible-core. The other tests of the same modules load them
+# through each version.
+LIVE_SERVER_FIXTURES = frozenset(
+    {"sglang_sim", "shared_sim", "sglang_router", "scripted_server", "trickle_server", "prometheus", "alertmanager"}
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if LIVE_SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.live_server)
+
+
+@pytest.fixture(autouse=True)
+def _a_server_needs_the_live_server_mark(request, monkeypatch):
+    """Keep the mark true: a test without it that opens a listening socket fails, naming the fix, so a new
+    server-backed test cannot slip into the matrix unmarked."""
+    if request.node.get_closest_marker("live_server") is not None:
+        return
+
+    def refuse(sock, *args):
+        raise RuntimeError(
+            f"{request.node.nodeid} serves on {sock.getsockname()}: mark it @pytest.mark.live_server "
+            "(tests/unit/conftest.py says why) or use one of the server fixtures, which mark it"
+        )
+
+    monkeypatch.setattr(socket.socket, "listen", refuse)

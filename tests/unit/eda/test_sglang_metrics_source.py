@@ -7,9 +7,13 @@ import runpy
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins"))
 from sglang_metrics_text import MetricsServer, SglangMetrics  # noqa: E402
+
+pytestmark = pytest.mark.live_server  # every test serves /metrics (tests/unit/conftest.py)
 
 # ansible-rulebook loads a source plugin with runpy.run_path; so does this test.
 PLUGIN = runpy.run_path(str(REPO / "extensions" / "eda" / "plugins" / "event_source" / "sglang_metrics.py"))

@@ -165,6 +165,7 @@ def test_judge_relative_bounds_and_message():
     assert verdicts["throughput_vs_baseline"]["result"] == "fail"  # 30 < 0.7 * 50
 
 
+@pytest.mark.live_server
 def test_scrape_over_http_and_404_names_the_flag():
     with MetricsServer(SglangMetrics()) as server:
         client = HttpClient(server.url, timeout=5)
@@ -304,6 +305,7 @@ def test_parsing_stops_at_the_deadline_saying_so():
     assert "Raise request_timeout, or serve fewer series from the unit" in msg
 
 
+@pytest.mark.live_server
 @pytest.mark.wallclock
 def test_a_15_mb_page_ends_within_request_timeout():
     page = huge_page(15)

@@ -176,6 +176,7 @@ def test_bearer_token_and_headers_reach_the_server(scripted_server, h):
     assert req["headers"]["X-Scope-OrgID"] == "tenant-a"
 
 
+@pytest.mark.live_server
 def test_a_server_that_is_not_prometheus(sglang_unit):
     # SGLang's port, not Prometheus': /api/v1/query is not there.
     with pytest.raises(PrometheusError) as e:

@@ -23,6 +23,8 @@ from ansible_collections.ddtree.sglang.plugins.modules import sglang_bake
 from module_harness import run_main
 from sglang_metrics_text import MetricsServer, SglangMetrics
 
+pytestmark = pytest.mark.live_server  # every test serves /metrics (tests/unit/conftest.py)
+
 REPO = Path(__file__).resolve().parents[4]
 SOURCE = runpy.run_path(str(REPO / "extensions" / "eda" / "plugins" / "event_source" / "sglang_metrics.py"))
 GATE = {"spec_accept_length": 3.1}

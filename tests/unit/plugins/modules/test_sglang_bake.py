@@ -25,6 +25,7 @@ def traffic(n, state):
     state.serve(5)
 
 
+@pytest.mark.live_server
 def test_healthy_window_passes_with_every_measurement():
     with MetricsServer(SglangMetrics(accept_length=3.0), step=traffic) as server:
         failed, result = bake(server.url, gate={"spec_accept_length": 3.1})
@@ -34,6 +35,7 @@ def test_healthy_window_passes_with_every_measurement():
     assert result["summary"]["requests"] == 20
 
 
+@pytest.mark.live_server
 def test_accept_length_collapse_after_n_measurements_fails_with_the_cause():
     def collapse(n, state):
         state.serve(5)
@@ -53,6 +55,7 @@ def test_accept_length_collapse_after_n_measurements_fails_with_the_cause():
     assert names == ["accept_length_vs_gate", "accept_length_floor"]
 
 
+@pytest.mark.live_server
 def test_counters_at_one_token_per_verify_pass_fail_the_bake_whatever_the_gauge_says():
     # Every window: 5 requests of 200 tokens in 200 verify passes (accept length 1.0 over the window), while
     # the gauge, the last decode log interval's figure at scrape time, reads 3.1.
@@ -67,6 +70,7 @@ def test_counters_at_one_token_per_verify_pass_fail_the_bake_whatever_the_gauge_
     assert (window["accept_length_source"], window["spec_accept_length"]) == ("counters", 1.0)
 
 
+@pytest.mark.live_server
 @pytest.mark.wallclock
 def test_failure_stops_the_bake_early():
     def collapse(n, state):
@@ -81,6 +85,7 @@ def test_failure_stops_the_bake_early():
     assert "accept_length_floor" in [f["name"] for f in result["failed_checks"]]
 
 
+@pytest.mark.live_server
 def test_aborts_rising_fail():
     def aborts(n, state):
         state.serve(10, aborted=3 if n >= 2 else 0)
@@ -92,6 +97,7 @@ def test_aborts_rising_fail():
     assert "(bound <= 0.02)" in result["msg"]
 
 
+@pytest.mark.live_server
 @pytest.mark.parametrize("policy", ["fail", "pass"])
 def test_no_traffic_is_inconclusive_and_the_policy_decides(policy, module_warnings):
     with MetricsServer(SglangMetrics()) as server:
@@ -106,6 +112,7 @@ def test_no_traffic_is_inconclusive_and_the_policy_decides(policy, module_warnin
         assert not failed and "inconclusive=pass" in module_warnings[0]
 
 
+@pytest.mark.live_server
 def test_malformed_body_is_a_clear_error():
     with MetricsServer(SglangMetrics()) as server:
         server.body = "<html><body><h1>502 Bad Gateway</h1></body></html>\n"
@@ -125,6 +132,7 @@ def test_dead_server_does_not_hang():
     assert time.monotonic() - start < FAST["duration"] + FAST["request_timeout"]
 
 
+@pytest.mark.live_server
 @pytest.mark.wallclock
 def test_silent_server_is_cut_at_the_deadline():
     with socket.socket() as s:  # accepts connections, never answers
@@ -136,6 +144,7 @@ def test_silent_server_is_cut_at_the_deadline():
     assert time.monotonic() - start < 1.5
 
 
+@pytest.mark.live_server
 def test_baseline_mode_returns_the_window_and_the_bake_compares_with_it():
     with MetricsServer(SglangMetrics(gen_throughput=200.0, running=4), step=traffic) as server:
         failed, base = run_main(sglang_bake.main, {"url": server.url, "state": "baseline", "duration": 0.3})
@@ -151,6 +160,7 @@ def test_baseline_mode_returns_the_window_and_the_bake_compares_with_it():
     assert "70 % of 50 of the baseline (NEXTN)" in result["msg"]
 
 
+@pytest.mark.live_server
 def test_api_key_is_not_in_the_result():
     with MetricsServer(SglangMetrics(), step=traffic) as server:
         failed, result = bake(server.url, api_key="sk-secret-123")
@@ -162,6 +172,7 @@ def test_bad_check_is_named():
     assert failed and result["msg"].startswith("checks: check x: value must be one of")
 
 
+@pytest.mark.live_server
 @pytest.mark.wallclock
 def test_a_failed_first_scrape_is_an_error_measurement_and_the_bake_goes_on():
     holder = {}
@@ -251,6 +262,7 @@ def test_load_judges_a_collapsed_unit_as_failed(sglang_sim):
     assert result["load"]["after_measurement"] == 1
 
 
+@pytest.mark.live_server
 def test_load_that_cannot_reach_completions_still_fails_inconclusive():
     # /metrics answers but there is no completions endpoint: the load gets no traffic in.
     with MetricsServer(SglangMetrics()) as server:
@@ -329,6 +341,7 @@ def test_a_collapse_with_aborts_under_traffic_fails_naming_accept_length_and_5xx
 # --- pages that fool a bake (issue 36, item 5) ------------------------------------------------------------
 
 
+@pytest.mark.live_server
 def test_a_page_of_counters_no_check_can_use_is_inconclusive_not_a_pass():
     page = (
         "# TYPE sglang:num_requests_total counter\nsglang:num_requests_total {n}\n"
@@ -348,6 +361,7 @@ def test_a_page_of_counters_no_check_can_use_is_inconclusive_not_a_pass():
     assert all(v["result"] == "skip" for m in result["measurements"] for v in m["checks"])
 
 
+@pytest.mark.live_server
 def test_an_infinite_accept_length_fails_the_bake_naming_the_series():
     def infinite(n, state):
         state.serve(5)
@@ -362,6 +376,7 @@ def test_an_infinite_accept_length_fails_the_bake_naming_the_series():
     )
 
 
+@pytest.mark.live_server
 @pytest.mark.wallclock
 def test_a_15_mb_page_ends_the_scrape_within_request_timeout():
     with MetricsServer(SglangMetrics()) as server:
