@@ -173,6 +173,7 @@ def test_a_router_url_that_is_no_url_is_refused_by_name(tmp_path, ansible_cli_en
     assert "Check what the modules need on the host" not in out and "sekret" not in out, out
 
 
+@pytest.mark.live_server  # a real sglang-router, started here (the fixture marks the others)
 def test_a_router_that_does_not_list_the_host_is_refused_before_the_host_is_touched(tmp_path, ansible_cli_env):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
     from router_harness import RouterLauncher  # noqa: PLC0415 (the plugins tree's real-router harness)

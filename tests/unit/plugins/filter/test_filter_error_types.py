@@ -12,6 +12,8 @@ must fail, and no message may hold a type name with a leading underscore or "Ans
 import json
 import re
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -113,7 +115,7 @@ def messages(tmp_path_factory, ansible_cli_env):
     (tmp / "play.yml").write_text(json.dumps(play))
     env = dict(ansible_cli_env, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     run = subprocess.run(
-        ["ansible-playbook", "-i", "localhost,", "-c", "local", str(tmp / "play.yml")],
+        [Path(sys.executable).parent / "ansible-playbook", "-i", "localhost,", "-c", "local", tmp / "play.yml"],
         capture_output=True,
         text=True,
         env=env,
