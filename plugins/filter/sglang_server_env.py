@@ -69,7 +69,7 @@ from collections.abc import Mapping  # noqa: E402
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_args import systemd_quote  # noqa: E402
 from ansible_collections.ddtree.sglang.plugins.filter.sglang_server_options import _pick, table_values  # noqa: E402
-from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe  # noqa: E402
+from ansible_collections.ddtree.sglang.plugins.module_utils._values import describe, is_omit  # noqa: E402
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -77,7 +77,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _env_text(name, value):
     if isinstance(value, bool):
         return "1" if value else "0"
-    if isinstance(value, (int, float, str)):
+    # omit before ansible-core 2.19 is a placeholder string: it would be written into the unit as it is.
+    if isinstance(value, (int, float)) or (isinstance(value, str) and not is_omit(value)):
         return str(value)
     raise AnsibleFilterError(
         f"Environment variable {name!r} is {describe(value)}; expected a string or a number "
