@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hang_guard import hang_guard
+
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
 
 
@@ -24,12 +26,12 @@ def playbook_argv(playbook="play.yml", extra=None, inventory=None, check=False):
 
 def run_playbook(cwd, env, play=None, extra=None, *, playbook="play.yml", inventory=None, check=False, timeout=180):
     """Write ``play`` (YAML text) to ``cwd/playbook`` when given and run it from ``cwd``: (return code, what it
-    printed, stdout then stderr)."""
+    printed, stdout then stderr). ``timeout``: the hang guard, in seconds (hang_guard stretches it)."""
     if play is not None:
         (Path(cwd) / playbook).write_text(play)
     proc = subprocess.run(
         playbook_argv(playbook, extra, inventory, check),
-        env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=hang_guard(timeout), check=False,
     )  # fmt: skip
     return proc.returncode, proc.stdout + proc.stderr
 

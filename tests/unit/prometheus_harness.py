@@ -30,6 +30,7 @@ import urllib.request
 from pathlib import Path
 
 import yaml
+from hang_guard import hang_guard
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
@@ -152,7 +153,7 @@ class _Process:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=hang_guard(10))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

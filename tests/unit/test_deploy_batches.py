@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -59,7 +60,7 @@ def _run(tmp_path, hosts, extra=None, **play):
     proc = subprocess.run(
         [BIN / "ansible-playbook", "-i", ",".join(hosts) + ",", "-c", "local",
          "-e", json.dumps({"ansible_python_interpreter": sys.executable, **(extra or {})}), str(playbook)],
-        capture_output=True, text=True, timeout=300, env=env, check=False, cwd=tmp_path,
+        capture_output=True, text=True, timeout=hang_guard(300), env=env, check=False, cwd=tmp_path,
     )  # fmt: skip
     ran = sorted(p.name[len("ran-") :] for p in tmp_path.glob("ran-*"))
     return proc, ran
@@ -147,7 +148,7 @@ def test_a_failed_canary_leaves_the_other_hosts_untouched_with_the_run_id_play(t
         [BIN / "ansible-playbook", "-i", str(inventory), "-c", "local",
          "-e", json.dumps({"ansible_python_interpreter": sys.executable, "ddtree_deploy_report_dir": str(tmp_path)}),
          str(playbook)],
-        capture_output=True, text=True, timeout=300, env=env, check=False, cwd=tmp_path,
+        capture_output=True, text=True, timeout=hang_guard(300), env=env, check=False, cwd=tmp_path,
     )  # fmt: skip
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out[-3000:]

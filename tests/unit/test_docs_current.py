@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[2]
 _SPEC = importlib.util.spec_from_file_location("gen_docs", REPO / "scripts" / "gen_docs.py")
@@ -20,7 +21,7 @@ def test_variables_md_is_current():
         [sys.executable, REPO / "scripts" / "gen_docs.py", "--check"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=hang_guard(60),
         check=False,
     )
     assert proc.returncode == 0, proc.stderr

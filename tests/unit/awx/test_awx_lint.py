@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[3]
 AWX_DIR = REPO / "extensions" / "awx"
@@ -35,7 +36,7 @@ def test_syntax_check(playbook):
     inventory = ["-i", str(AWX_DIR / "project" / "inventories" / "production" / "hosts.yml")]
     proc = subprocess.run(
         [BIN / "ansible-playbook", "--syntax-check", *inventory, str(playbook)],
-        cwd=playbook.parent, env=ENV, capture_output=True, text=True, timeout=120, check=False,
+        cwd=playbook.parent, env=ENV, capture_output=True, text=True, timeout=hang_guard(120), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -43,6 +44,6 @@ def test_syntax_check(playbook):
 def test_ansible_lint_production_profile():
     proc = subprocess.run(
         [BIN / "ansible-lint", "--profile", "production", str(AWX_DIR.relative_to(REPO))],
-        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300, check=False,
+        cwd=REPO, env=ENV, capture_output=True, text=True, timeout=hang_guard(300), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

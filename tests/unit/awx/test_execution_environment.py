@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
@@ -23,7 +24,7 @@ EE = yaml.safe_load((REPO / "execution-environment.yml").read_text())
 
 
 def _run(*cmd, cwd=None):
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=hang_guard(300), check=False)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
 

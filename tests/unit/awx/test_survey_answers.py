@@ -17,6 +17,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.parsing.dataloader import DataLoader
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[3]
 # The docs generator reads the playbooks' play-keyword variables and their defaults.
@@ -97,7 +98,7 @@ def test_deploy_playbook_batches_hosts_as_the_survey_answer_says(tmp_path):
     proc = subprocess.run(
         [BIN / "ansible-playbook", "-i", "h1,h2,h3,h4,", "-c", "local", str(playbook),
          "-e", json.dumps({"ddtree_deploy_serial": answer})],
-        capture_output=True, text=True, timeout=120, env=env, check=False,
+        capture_output=True, text=True, timeout=hang_guard(120), env=env, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, (
         f"the deploy playbook's serial ({play['serial']}) fails on the survey answer {answer!r}, "

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hang_guard import hang_guard
 
 REPO = Path(__file__).resolve().parents[3]
 SIM_DIR = REPO / "tests" / "sglang_sim"
@@ -69,7 +70,7 @@ class SimServer:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=hang_guard(5))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

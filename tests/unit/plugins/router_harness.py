@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import requests
+from hang_guard import hang_guard
 
 # The venv's own (requirements-dev.txt), else the one on PATH: the ansible-core matrix's venvs run these tests
 # with scripts/test's PATH, which has .venv/bin.
@@ -66,7 +67,7 @@ class RouterServer:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=hang_guard(5))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

@@ -13,6 +13,7 @@ import subprocess
 import time
 
 import pytest
+from hang_guard import hang_guard
 from playbook_harness import playbook_argv, run_playbook
 
 PLAY = """
@@ -79,7 +80,7 @@ def test_a_controller_killed_with_sigkill_leaves_the_record(tmp_path, ansible_cl
             pytest.fail("the record never reached the gate's result")
     finally:
         os.killpg(deploy.pid, signal.SIGKILL)
-        deploy.wait(timeout=30)
+        deploy.wait(timeout=hang_guard(30))
     assert deploy.returncode == -signal.SIGKILL
     record = json.loads(path.read_text())
     assert [e["event"] for e in record["events"]] == ["preflight", "switch", "stopped", "gate"]
@@ -126,7 +127,7 @@ def test_a_rollback_writes_its_record_and_report_naming_the_run_the_killed_deplo
             time.sleep(0.2)
     finally:
         os.killpg(deploy.pid, signal.SIGKILL)
-        deploy.wait(timeout=30)
+        deploy.wait(timeout=hang_guard(30))
     (tmp_path / "dep").mkdir()
     killed.rename(tmp_path / "dep" / "ct129.record.json")
     rc, out = run(tmp_path, ansible_cli_env, ROLLBACK_PLAY)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hang_guard import hang_guard
 from playbook_harness import run_playbook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "module_utils"))
@@ -85,7 +86,7 @@ def test_the_written_record_drops_into_group_vars_as_it_is(written, tmp_path, an
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inventory / "hosts.yml")]
         + ["--host", "holdout"],
-        env=ansible_cli_env, capture_output=True, text=True, timeout=60, check=True,
+        env=ansible_cli_env, capture_output=True, text=True, timeout=hang_guard(60), check=True,
     )  # fmt: skip
     host = json.loads(proc.stdout)
     assert host["ddtree_deploy_tuning"]["winner"] == "ddtree"

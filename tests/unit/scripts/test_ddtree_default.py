@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hang_guard import hang_guard
+
 REPO = Path(__file__).resolve().parents[3]
 
 PLAY = """
@@ -37,7 +39,7 @@ def run(tmp_path, env, callback, *args):
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang_guard(120),
         check=False,
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr

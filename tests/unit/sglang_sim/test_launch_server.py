@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 from ansible_collections.ddtree.sglang.plugins.module_utils._journal_causes import match_cause
+from hang_guard import hang_guard
 from sglang_releases import pinned_sglang_version
 
 LAUNCH = str(Path(__file__).resolve().parents[2] / "sglang_sim" / "launch_server.py")
@@ -290,7 +291,7 @@ def test_degenerate_timing_and_text(sglang_sim):
 def test_sigterm_stops_cleanly(sglang_sim):
     sim = sglang_sim()
     sim.proc.send_signal(signal.SIGTERM)
-    assert sim.proc.wait(timeout=5) == 0
+    assert sim.proc.wait(timeout=hang_guard(5)) == 0
     assert "Shutting down" in sim.logs()
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guard import hang_guard
 
 SMI = str(Path(__file__).resolve().parents[2] / "sglang_sim" / "nvidia_smi.py")
 QUERY = "--query-gpu=index,name,memory.total,memory.used,compute_cap,driver_version,uuid"
@@ -20,7 +21,7 @@ def smi(tmp_path, cfg, *args):
         f.write_text(json.dumps(cfg))
     env = dict(os.environ, DDTREE_SIM_GPUS_FILE=str(f))
     return subprocess.run(
-        [sys.executable, SMI, *args], env=env, capture_output=True, text=True, timeout=10, check=False
+        [sys.executable, SMI, *args], env=env, capture_output=True, text=True, timeout=hang_guard(10), check=False
     )
 
 

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from hang_guard import hang_guard
+
 CLIENTS = Path(__file__).resolve().parents[3] / "tests" / "sglang_sim" / "stream_clients.py"
 MODEL = "/models/Qwen3.6-27B"  # the simulators' (the fixture's --model-path)
 
@@ -35,7 +37,7 @@ def run_clients(url, tmp_path, done, during=None, after=None):
             _until(out, after)
     finally:
         stop.touch()
-        proc.wait(timeout=30)
+        proc.wait(timeout=hang_guard(30))
     return _records(out)
 
 

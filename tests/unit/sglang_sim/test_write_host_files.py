@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hang_guard import hang_guard
+
 WRITER = str(Path(__file__).resolve().parents[2] / "sglang_sim" / "write_host_files.py")
 
 
 def run(document):
     text = document if isinstance(document, str) else json.dumps(document)
-    return subprocess.run([sys.executable, WRITER], input=text, capture_output=True, text=True, timeout=10, check=False)
+    return subprocess.run(
+        [sys.executable, WRITER], input=text, capture_output=True, text=True, timeout=hang_guard(10), check=False
+    )
 
 
 def test_writes_files_with_their_modes_and_parents_then_changes_nothing(tmp_path):

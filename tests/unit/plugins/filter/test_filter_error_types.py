@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang_guard import hang_guard
 
 # (what is called, the expression). Values come from variables (lazy, tagged) or omit.
 CALLS = [
@@ -137,7 +138,7 @@ def messages(tmp_path_factory, ansible_cli_env):
         text=True,
         env=ansible_cli_env,
         cwd=tmp,
-        timeout=300,
+        timeout=hang_guard(300),
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr

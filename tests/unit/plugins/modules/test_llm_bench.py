@@ -14,6 +14,7 @@ import pytest
 import yaml
 from ansible_collections.ddtree.sglang.plugins.module_utils import _bench
 from ansible_collections.ddtree.sglang.plugins.modules import llm_bench
+from hang_guard import hang_guard
 from module_harness import run_main
 
 REPO = Path(__file__).resolve().parents[4]
@@ -151,7 +152,7 @@ def test_a_three_level_sweep_ends_within_its_deadline_through_ansible(shared_sim
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=hang_guard(60),
         check=False,
     )
     took = time.monotonic() - start
@@ -183,7 +184,7 @@ def test_the_ad_hoc_form_takes_concurrency_as_text(scripted_server, h, ansible_c
             env=ansible_cli_env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=hang_guard(120),
             check=False,
         )
         assert out.returncode == 0, out.stdout + out.stderr

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from ansible_collections.ddtree.sglang.plugins.module_utils import _probe, _probe_options
 from ansible_collections.ddtree.sglang.plugins.modules import llm_probe
+from hang_guard import hang_guard
 from module_harness import run_main
 
 REPO = Path(__file__).resolve().parents[4]
@@ -145,7 +146,7 @@ def test_failure_modes_fail_with_the_cause(shared_sim, mode, args, pattern):
 @pytest.mark.parametrize("mode", ["oom_start", "crash_before_bind"])
 def test_server_that_never_binds(sglang_sim, mode):
     sim = sglang_sim(mode, "DDTREE", wait=False)
-    sim.proc.wait(timeout=10)
+    sim.proc.wait(timeout=hang_guard(10))
     assert sim.proc.returncode != 0
     # 2 s: a closed port refuses at once, but on a loaded machine the first connect may not even start
     # within a shorter wait (the verdict is then a timeout, which says nothing about the port).
@@ -227,7 +228,7 @@ def test_field_report_failure_is_judged_at_max_ttft_through_ansible(sglang_sim):
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=hang_guard(60),
         check=False,
     )
     took = time.monotonic() - start
