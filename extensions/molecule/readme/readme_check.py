@@ -293,7 +293,12 @@ def check_demo(c, prefix):
     if not run_id:
         return
 
-    # Each host's report: outcome, cause, fix; "none" is null for every host.
+    # Each host's report: outcome, cause, fix; "none" is null for every host. A demo that stopped before the
+    # reports is a mismatch like the others, shown with the demo's own output above, not a traceback that hides it.
+    missing = [h for h in hosts if not (c.repo / "reports" / run_id / f"{h}.json").is_file()]
+    c.expect(not missing, f"scripts/demo wrote no report for {', '.join(missing)} in reports/{run_id}/")
+    if missing:
+        return
     reports = {h: report(c.repo, run_id, h) for h in hosts}
     c.expect(reports["ct200-sim"]["outcome"] == "deployed", f"ct200-sim: {reports['ct200-sim']['outcome']}")
     c.expect(reports["ct129-sim"]["outcome"] == "rolled_back", f"ct129-sim: {reports['ct129-sim']['outcome']}")
